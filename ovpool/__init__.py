@@ -1,0 +1,30 @@
+"""ovpool: exact, fast pooling for OpenVINO IR models.
+
+The public API: numpy-level pooling functions with OpenVINO's semantics, their output-shape
+rules, and the process-wide settings.
+"""
+
+from . import errors
+from ._kernels import openmp_enabled
+from ._shapes import adaptive_output_shape, pool_output_shape
+from .config import get_memory_limit, get_num_threads, set_memory_limit, set_num_threads
+from .errors import OvpoolError
+from .pooling import adaptive_avg_pool, adaptive_max_pool, avg_pool, max_pool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "avg_pool",
+    "max_pool",
+    "adaptive_avg_pool",
+    "adaptive_max_pool",
+    "pool_output_shape",
+    "adaptive_output_shape",
+    "set_num_threads",
+    "get_num_threads",
+    "set_memory_limit",
+    "get_memory_limit",
+    "openmp_enabled",
+    "errors",
+    "OvpoolError",
+]

@@ -1,0 +1,424 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False, embedsignature=True
+"""Typed pooling loops. They know nothing about attributes: Python resolves every attribute
+into per-axis window tables and checks every shape before calling in, so nothing here raises
+except MemoryError for scratch space.
+
+Data layout: a C-contiguous input viewed as (planes, in_plane) where a plane is one (n, c) slice
+of the spatial axes, and an output (planes, out_plane). Each spatial axis ``a`` comes with a
+window table: output position ``j`` reads ``count[j]`` input positions starting at ``begin[j]``
+and stepping by ``dilation[a]`` (padding already clipped away). Fixed windows and adaptive
+windows are both expressed that way.
+
+Pooling a box is separable, so a plane is reduced one spatial axis at a time, outermost axis
+first: with the plane viewed as (outer, length, inner) the inner axis is contiguous and the
+reduction over a window is a sum (or max) of whole contiguous rows, which vectorises. Partial
+results live in small per-thread scratch buffers; planes are spread over threads.
+
+Accumulators: float32 for float32/float16/bfloat16, float64 for float64, int64 for integers
+(exact sums, and maxima of any integer type).
+"""
+
+cimport cython
+from cython.parallel cimport prange, threadid
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport int32_t, int64_t, uint16_t
+
+cdef extern from "_convert.h" nogil:
+    float ovp_f16_to_f32(uint16_t h)
+    uint16_t ovp_f32_to_f16(float f)
+    float ovp_bf16_to_f32(uint16_t h)
+    uint16_t ovp_f32_to_bf16(float f)
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #define OVPOOL_OPENMP 1
+    #else
+    #define OVPOOL_OPENMP 0
+    #endif
+    """
+    int OVPOOL_OPENMP
+
+# float16 and bfloat16 share the unsigned short storage type; this flag says which one it is.
+cdef enum:
+    KIND_FLOAT16 = 0
+    KIND_BFLOAT16 = 1
+
+HALF_FLOAT16 = KIND_FLOAT16
+HALF_BFLOAT16 = KIND_BFLOAT16
+
+ctypedef fused store_t:
+    float
+    double
+    signed char
+    unsigned char
+    int
+    long long
+    unsigned short
+
+ctypedef fused acc_t:
+    float
+    double
+    long long
+
+# A source row read by a pass: the input's storage type on the first pass, an accumulator after.
+ctypedef fused src_t:
+    float
+    double
+    signed char
+    unsigned char
+    int
+    long long
+    unsigned short
+
+
+def openmp_enabled():
+    """True when the kernels were compiled with OpenMP (and so can use several threads)."""
+    return bool(OVPOOL_OPENMP)
+
+
+cdef struct Geometry:
+    Py_ssize_t naxes
+    const Py_ssize_t* length      # IN: input length of each spatial axis
+    const Py_ssize_t* output      # IN: output length of each spatial axis
+    const Py_ssize_t* dilation    # IN: step between taps of each axis
+    const Py_ssize_t* offset      # IN: where each axis's windows start in begin/count
+    const Py_ssize_t* begin       # IN: first input position of each window (all axes, flat)
+    const Py_ssize_t* count       # IN: number of in-bounds taps of each window
+    Py_ssize_t in_plane           # IN: elements of one input plane
+    Py_ssize_t out_plane          # IN: elements of one output plane
+    Py_ssize_t scratch            # IN: elements of one scratch buffer
+
+
+cdef inline acc_t load(src_t value, int half_kind, acc_t* tag) noexcept nogil:
+    if src_t is cython.ushort:
+        if half_kind == KIND_BFLOAT16:
+            return <acc_t> ovp_bf16_to_f32(value)
+        return <acc_t> ovp_f16_to_f32(value)
+    else:
+        return <acc_t> value
+
+
+cdef inline store_t store(acc_t value, int half_kind, store_t* tag) noexcept nogil:
+    if store_t is cython.ushort:
+        if half_kind == KIND_BFLOAT16:
+            return ovp_f32_to_bf16(<float> value)
+        return ovp_f32_to_f16(<float> value)
+    else:
+        return <store_t> value
+
+
+cdef inline void pass_shape(const Geometry* g, Py_ssize_t axis, Py_ssize_t* outer,
+                            Py_ssize_t* inner) noexcept nogil:
+    cdef Py_ssize_t a
+    outer[0] = 1
+    inner[0] = 1
+    for a in range(axis):
+        outer[0] *= g.output[a]
+    for a in range(axis + 1, g.naxes):
+        inner[0] *= g.length[a]
+
+
+# ---------------------------------------------------------------------------------------------
+# Average pooling
+# ---------------------------------------------------------------------------------------------
+
+cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
+                   int half_kind) noexcept nogil:
+    cdef Py_ssize_t outer, inner, o, j, t, i
+    cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
+    cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
+    cdef const Py_ssize_t* count = g.count + g.offset[axis]
+    cdef const src_t* row
+    cdef acc_t* acc
+    pass_shape(g, axis, &outer, &inner)
+    for o in range(outer):
+        for j in range(out_len):
+            acc = dst + (o * out_len + j) * inner
+            for i in range(inner):
+                acc[i] = 0
+            for t in range(count[j]):
+                row = src + (o * length + begin[j] + t * dil) * inner
+                for i in range(inner):
+                    acc[i] += load(row[i], half_kind, <acc_t*> NULL)
+
+
+cdef inline acc_t divide_round_even(acc_t total, int64_t divisor) noexcept nogil:
+    """total / divisor; integers round half to even, an empty window (divisor 0) gives 0."""
+    cdef long long quotient, remainder, twice
+    if divisor == 0:
+        return 0
+    if acc_t is cython.longlong:
+        quotient = total / divisor
+        remainder = total - quotient * divisor
+        twice = 2 * (remainder if remainder >= 0 else -remainder)
+        if twice > divisor or (twice == divisor and (quotient & 1)):
+            quotient += 1 if total >= 0 else -1
+        return quotient
+    else:
+        return total / <acc_t> divisor
+
+
+cdef void avg_plane(const store_t* x, store_t* out, acc_t* scratch, const Geometry* g,
+                    const int64_t* divisor, int half_kind) noexcept nogil:
+    cdef Py_ssize_t a, i
+    cdef acc_t* dst = scratch
+    cdef acc_t* src
+    sum_pass(x, dst, g, 0, half_kind)
+    for a in range(1, g.naxes):
+        src = dst
+        dst = scratch + (a % 2) * g.scratch
+        sum_pass(<const acc_t*> src, dst, g, a, half_kind)
+    for i in range(g.out_plane):
+        out[i] = store(divide_round_even(dst[i], divisor[i]), half_kind, <store_t*> NULL)
+
+
+cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geometry* g,
+                 const int64_t* divisor, int half_kind, int num_threads,
+                 acc_t* tag) noexcept nogil:
+    cdef Py_ssize_t p, per_thread = 2 * g.scratch
+    cdef acc_t* scratch = <acc_t*> malloc(num_threads * per_thread * sizeof(acc_t))
+    if scratch == NULL:
+        return -1
+    try:
+        for p in prange(planes, schedule='static', num_threads=num_threads):
+            avg_plane(x + p * g.in_plane, out + p * g.out_plane,
+                      scratch + threadid() * per_thread, g, divisor, half_kind)
+    finally:
+        free(scratch)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Max pooling
+# ---------------------------------------------------------------------------------------------
+
+cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64_t* dst_index,
+                   const Geometry* g, Py_ssize_t axis, acc_t empty_value,
+                   int half_kind) noexcept nogil:
+    """One separable max pass. ``src_index`` NULL on the first pass (candidate index = the
+    element's offset in the plane); ``dst_index`` NULL when no index is wanted.
+
+    Rule: the larger value wins; NaN loses to any number; among equal values (or all-NaN) the
+    smaller plane offset wins, which is the first element in row-major window order.
+    """
+    cdef Py_ssize_t outer, inner, o, j, t, i, position, first
+    cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
+    cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
+    cdef const Py_ssize_t* count = g.count + g.offset[axis]
+    cdef const src_t* row
+    cdef const int64_t* row_index
+    cdef acc_t* best
+    cdef int64_t* best_index
+    cdef acc_t value
+    cdef int64_t candidate
+    pass_shape(g, axis, &outer, &inner)
+    for o in range(outer):
+        for j in range(out_len):
+            best = dst + (o * out_len + j) * inner
+            best_index = (dst_index + (o * out_len + j) * inner) if dst_index != NULL else NULL
+            if count[j] == 0:
+                # Every window through this position is empty; later passes only ever
+                # combine it with other empty entries.
+                for i in range(inner):
+                    best[i] = empty_value
+                if best_index != NULL:
+                    for i in range(inner):
+                        best_index[i] = 0
+                continue
+            first = (o * length + begin[j]) * inner
+            row = src + first
+            for i in range(inner):
+                best[i] = load(row[i], half_kind, <acc_t*> NULL)
+            if best_index != NULL:
+                if src_index == NULL:
+                    for i in range(inner):
+                        best_index[i] = first + i
+                else:
+                    for i in range(inner):
+                        best_index[i] = src_index[first + i]
+            for t in range(1, count[j]):
+                position = (o * length + begin[j] + t * dil) * inner
+                row = src + position
+                if best_index == NULL:
+                    for i in range(inner):
+                        value = load(row[i], half_kind, <acc_t*> NULL)
+                        if value > best[i] or (best[i] != best[i] and value == value):
+                            best[i] = value
+                elif src_index == NULL:
+                    # Later taps have larger offsets: ties keep the earlier one.
+                    for i in range(inner):
+                        value = load(row[i], half_kind, <acc_t*> NULL)
+                        if value > best[i] or (best[i] != best[i] and value == value):
+                            best[i] = value
+                            best_index[i] = position + i
+                else:
+                    row_index = src_index + position
+                    for i in range(inner):
+                        value = load(row[i], half_kind, <acc_t*> NULL)
+                        candidate = row_index[i]
+                        if (value > best[i]
+                                or (value == best[i] and candidate < best_index[i])
+                                or (best[i] != best[i]
+                                    and (value == value or candidate < best_index[i]))):
+                            best[i] = value
+                            best_index[i] = candidate
+
+
+cdef struct IndexSpec:
+    int64_t* out64             # OUT: int64 indices, or NULL
+    int32_t* out32             # OUT: int32 indices, or NULL
+    int64_t plane_modulus      # IN: index base = (plane % plane_modulus) * in_plane
+    int64_t offset_modulus     # IN: offset within the plane is taken modulo this
+
+
+cdef void max_plane(const store_t* x, store_t* out, Py_ssize_t plane, const IndexSpec* spec,
+                    acc_t* scratch, int64_t* index_scratch, const Geometry* g,
+                    acc_t empty_value, int half_kind) noexcept nogil:
+    """Max-pool one plane; with ``index_scratch`` also write the indices ``spec`` asks for."""
+    cdef Py_ssize_t a, i
+    cdef acc_t* dst = scratch
+    cdef acc_t* src
+    cdef int64_t* dst_index = index_scratch
+    cdef int64_t* src_index
+    cdef int64_t base, offset_modulus = spec.offset_modulus
+    max_pass(x, dst, <const int64_t*> NULL, dst_index, g, 0, empty_value, half_kind)
+    for a in range(1, g.naxes):
+        src = dst
+        src_index = dst_index
+        dst = scratch + (a % 2) * g.scratch
+        if index_scratch != NULL:
+            dst_index = index_scratch + (a % 2) * g.scratch
+        max_pass(<const acc_t*> src, dst, src_index, dst_index, g, a, empty_value, half_kind)
+    for i in range(g.out_plane):
+        out[i] = store(dst[i], half_kind, <store_t*> NULL)
+    if index_scratch == NULL:
+        return
+    base = (plane % spec.plane_modulus) * g.in_plane
+    if offset_modulus < g.in_plane:
+        for i in range(g.out_plane):
+            dst_index[i] = base + dst_index[i] % offset_modulus
+    elif base != 0:
+        for i in range(g.out_plane):
+            dst_index[i] += base
+    if spec.out64 != NULL:
+        for i in range(g.out_plane):
+            spec.out64[plane * g.out_plane + i] = dst_index[i]
+    else:
+        for i in range(g.out_plane):
+            spec.out32[plane * g.out_plane + i] = <int32_t> dst_index[i]
+
+
+cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexSpec* spec,
+                 const Geometry* g, acc_t empty_value, int half_kind,
+                 int num_threads) noexcept nogil:
+    cdef Py_ssize_t p, per_thread = 2 * g.scratch
+    cdef bint with_index = spec.out64 != NULL or spec.out32 != NULL
+    cdef acc_t* scratch = <acc_t*> malloc(num_threads * per_thread * sizeof(acc_t))
+    cdef int64_t* index_scratch = NULL
+    if scratch == NULL:
+        return -1
+    try:
+        if with_index:
+            index_scratch = <int64_t*> malloc(num_threads * per_thread * sizeof(int64_t))
+            if index_scratch == NULL:
+                return -1
+        for p in prange(planes, schedule='static', num_threads=num_threads):
+            max_plane(x + p * g.in_plane, out + p * g.out_plane, p, spec,
+                      scratch + threadid() * per_thread,
+                      (index_scratch + threadid() * per_thread) if with_index else NULL,
+                      g, empty_value, half_kind)
+    finally:
+        free(scratch)
+        free(index_scratch)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+# ---------------------------------------------------------------------------------------------
+
+cdef Geometry make_geometry(const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
+                            const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
+                            const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
+                            Py_ssize_t scratch):
+    cdef Geometry g
+    cdef Py_ssize_t a
+    g.naxes = length.shape[0]
+    g.length = &length[0]
+    g.output = &output[0]
+    g.dilation = &dilation[0]
+    g.offset = &offset[0]
+    g.begin = &begin[0]
+    g.count = &count[0]
+    g.in_plane = 1
+    g.out_plane = 1
+    for a in range(g.naxes):
+        g.in_plane *= length[a]
+        g.out_plane *= output[a]
+    g.scratch = scratch
+    return g
+
+
+def avg_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
+                    const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
+                    const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
+                    const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
+                    Py_ssize_t scratch, const int64_t[::1] divisor,
+                    int half_kind, int num_threads):
+    """Average-pool every plane of ``x`` (planes, in_plane) into ``out`` (planes, out_plane).
+
+    ``divisor`` (out_plane,) holds each window's divisor; ``scratch`` is the size of one
+    scratch buffer (the largest intermediate of the separable passes). The caller has checked
+    every size; at least one plane.
+    """
+    cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, scratch)
+    cdef int status
+    with nogil:
+        if store_t is double:
+            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
+                             num_threads, <double*> NULL)
+        elif store_t is float or store_t is cython.ushort:
+            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
+                             num_threads, <float*> NULL)
+        else:
+            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
+                             num_threads, <long long*> NULL)
+    if status != 0:
+        raise MemoryError("ovpool: cannot allocate pooling scratch space")
+
+
+def max_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
+                    int64_t[:, ::1] out_index64, int32_t[:, ::1] out_index32,
+                    const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
+                    const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
+                    const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
+                    Py_ssize_t scratch, double empty_value, int64_t plane_modulus,
+                    int64_t offset_modulus, int half_kind, int num_threads):
+    """Max-pool every plane of ``x`` into ``out``.
+
+    At most one of ``out_index64`` / ``out_index32`` is given (None: no index work at all).
+    The index of an output is ``(plane % plane_modulus) * in_plane + offset % offset_modulus``
+    where ``offset`` is the chosen element's offset within its input plane. ``empty_value`` is
+    written for windows with no input element (their offset is 0).
+    """
+    cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, scratch)
+    cdef IndexSpec spec
+    cdef int status
+    spec.out64 = &out_index64[0, 0] if out_index64 is not None else NULL
+    spec.out32 = &out_index32[0, 0] if out_index32 is not None else NULL
+    spec.plane_modulus = plane_modulus
+    spec.offset_modulus = offset_modulus
+    with nogil:
+        if store_t is double:
+            status = run_max(&x[0, 0], &out[0, 0], x.shape[0], &spec, &g,
+                             <double> empty_value, half_kind, num_threads)
+        elif store_t is float or store_t is cython.ushort:
+            status = run_max(&x[0, 0], &out[0, 0], x.shape[0], &spec, &g,
+                             <float> empty_value, half_kind, num_threads)
+        else:
+            status = run_max(&x[0, 0], &out[0, 0], x.shape[0], &spec, &g,
+                             <long long> empty_value, half_kind, num_threads)
+    if status != 0:
+        raise MemoryError("ovpool: cannot allocate pooling scratch space")

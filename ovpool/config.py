@@ -1,0 +1,59 @@
+"""Process-wide settings: the kernels' thread count and the memory limit for outputs."""
+
+import os
+
+from .errors import BadArgumentError
+
+__all__ = ["set_num_threads", "get_num_threads", "set_memory_limit", "get_memory_limit"]
+
+
+def _default_num_threads():
+    # OMP_NUM_THREADS may hold a nested list such as "4,2"; its first entry is ours.
+    setting = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if setting.isdigit() and int(setting) > 0:
+        return int(setting)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _default_memory_limit():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (AttributeError, ValueError, OSError):
+        return 8 << 30
+
+
+_num_threads = _default_num_threads()
+_memory_limit = _default_memory_limit()
+
+
+def _positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BadArgumentError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def set_num_threads(n):
+    """Set how many threads the pooling kernels use (default: OMP_NUM_THREADS, else the
+    number of cores available to this process)."""
+    global _num_threads
+    _num_threads = _positive_int("num_threads", n)
+
+
+def get_num_threads():
+    """The number of threads the pooling kernels use."""
+    return _num_threads
+
+
+def set_memory_limit(nbytes):
+    """Refuse to allocate any single output larger than ``nbytes`` (default: half of the
+    physical memory). Raises :class:`ovpool.errors.MemoryLimitError` before allocating."""
+    global _memory_limit
+    _memory_limit = _positive_int("memory limit", nbytes)
+
+
+def get_memory_limit():
+    """The largest single output, in bytes, ovpool will allocate."""
+    return _memory_limit

@@ -1,0 +1,366 @@
+"""The numpy-level pooling API with OpenVINO's semantics.
+
+Each function validates its input and attributes, resolves them into per-axis window tables
+(cached, so repeated calls with the same shape and attributes do no Python work per window),
+allocates or checks the outputs, and hands everything to the typed kernels.
+"""
+
+import functools
+import math
+import operator
+
+import numpy as np
+
+from . import _kernels
+from ._shapes import (
+    adaptive_output_shape,
+    check_input_shape,
+    normalize_per_axis,
+    resolve_pool_axes,
+)
+from .config import get_memory_limit, get_num_threads
+from .errors import BadArgumentError, BadAttributeError, BadDtypeError, MemoryLimitError
+
+__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool"]
+
+_BFLOAT16_LOWEST = -3.3895313892515355e38  # -(2 - 2**-7) * 2**127
+_INDEX_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+                "int32": np.dtype(np.int32), "int64": np.dtype(np.int64)}
+_SUPPORTED = "float32, float64, float16, bfloat16, int8, uint8, int32, int64"
+
+
+class _Storage:
+    """How one dtype is handed to the kernels: the view dtype and the 16-bit float kind."""
+
+    __slots__ = ("view", "half_kind", "lowest")
+
+    def __init__(self, view, half_kind, lowest):
+        self.view = view
+        self.half_kind = half_kind
+        self.lowest = lowest
+
+
+def _storage_for(dtype):
+    if dtype.name == "bfloat16" and dtype.itemsize == 2:
+        return _Storage(np.dtype(np.uint16), _kernels.HALF_BFLOAT16, _BFLOAT16_LOWEST)
+    if dtype == np.float16:
+        return _Storage(np.dtype(np.uint16), _kernels.HALF_FLOAT16, float(np.finfo(dtype).min))
+    if dtype in (np.float32, np.float64):
+        return _Storage(dtype, 0, float(np.finfo(dtype).min))
+    if dtype in (np.int8, np.uint8, np.int32, np.int64):
+        return _Storage(dtype, 0, float(np.iinfo(dtype).min))
+    return None
+
+
+def _prepare_input(x, op):
+    """Return ``x`` as a C-contiguous array of a supported dtype (copied only if needed)."""
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    storage = _storage_for(x.dtype)
+    if storage is None:
+        raise BadDtypeError(f"{op}: input dtype {x.dtype} is not supported; use one of {_SUPPORTED}")
+    check_input_shape(x.shape)
+    return np.ascontiguousarray(x), storage
+
+
+def _check_memory(shape, dtype, what):
+    count = math.prod(shape)
+    nbytes = count * np.dtype(dtype).itemsize
+    limit = get_memory_limit()
+    if nbytes > limit:
+        raise MemoryLimitError(
+            f"{what} of shape {list(shape)} and dtype {np.dtype(dtype)} needs {nbytes} bytes, "
+            f"over the memory limit of {limit} bytes (see ovpool.set_memory_limit)"
+        )
+
+
+def _output(out, name, shape, dtype, x):
+    """Allocate an output, or check that a caller-given ``out`` can be written in place."""
+    if out is None:
+        _check_memory(shape, dtype, name)
+        return np.empty(shape, dtype)
+    if not isinstance(out, np.ndarray):
+        raise BadArgumentError(f"'{name}' must be a numpy array, got {type(out).__name__}")
+    if out.dtype != dtype:
+        raise BadArgumentError(f"'{name}' has dtype {out.dtype}, expected {np.dtype(dtype)}")
+    if out.shape != tuple(shape):
+        raise BadArgumentError(f"'{name}' has shape {list(out.shape)}, expected {list(shape)}")
+    if not out.flags.c_contiguous:
+        raise BadArgumentError(f"'{name}' must be C-contiguous, got strides {out.strides}")
+    if not out.flags.writeable:
+        raise BadArgumentError(f"'{name}' is read-only")
+    if np.may_share_memory(out, x):
+        raise BadArgumentError(f"'{name}' overlaps the input; pooling cannot run in place")
+    return out
+
+
+def _planes(array, plane_size):
+    return array.reshape(-1, plane_size)
+
+
+class _WindowTables:
+    """Per-axis window tables for the kernels, flattened, plus the scratch size they need."""
+
+    def __init__(self, lengths, outputs, dilations, begins, counts):
+        self.length = np.asarray(lengths, dtype=np.intp)
+        self.output = np.asarray(outputs, dtype=np.intp)
+        self.dilation = np.asarray(dilations, dtype=np.intp)
+        self.offset = np.cumsum([0] + list(outputs[:-1]), dtype=np.intp)
+        self.begin = np.ascontiguousarray(np.concatenate(begins), dtype=np.intp)
+        self.count = np.ascontiguousarray(np.concatenate(counts), dtype=np.intp)
+        # Pass a (outermost axis first) turns axis a from length into output.
+        self.scratch = max(
+            math.prod(outputs[: a + 1]) * math.prod(lengths[a + 1:]) for a in range(len(lengths))
+        )
+        self.in_plane = math.prod(lengths)
+        self.out_plane = math.prod(outputs)
+
+    def kernel_args(self):
+        return (self.length, self.output, self.dilation, self.offset, self.begin, self.count,
+                self.scratch)
+
+
+def _outer_product(per_axis):
+    return functools.reduce(np.multiply.outer, per_axis).astype(np.int64).ravel()
+
+
+def _fixed_axis_taps(window):
+    """First in-bounds tap position and number of in-bounds taps of every window."""
+    starts = np.arange(window.output, dtype=np.int64) * window.stride - window.pad_begin
+    d = window.dilation
+    first = np.clip(-(starts // d), 0, None)              # ceil(-start / d), at least 0
+    stop = np.minimum(window.kernel, -((starts - window.length) // d))  # ceil((L - start) / d)
+    counts = np.maximum(stop - first, 0)
+    begins = np.where(counts > 0, starts + first * d, 0)
+    return begins, counts
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad,
+                divisor_rule):
+    axes = resolve_pool_axes(shape, kernel, strides, pads_begin, pads_end, dilations,
+                             rounding, auto_pad)
+    taps = [_fixed_axis_taps(w) for w in axes]
+    tables = _WindowTables([w.length for w in axes], [w.output for w in axes],
+                           [w.dilation for w in axes], [t[0] for t in taps], [t[1] for t in taps])
+    divisor = None
+    if divisor_rule is not None:
+        any_pad = any(w.pad_begin or w.pad_end for w in axes)
+        if divisor_rule == "openvino_include_pad" and any_pad:
+            # OpenVINO's exclude-pad=false divides every window, hanging ones too, by the
+            # full kernel volume whenever there is padding at all.
+            divisor = np.full(tables.out_plane, math.prod(w.kernel for w in axes), np.int64)
+        else:
+            divisor = _outer_product([t[1] for t in taps])
+    out_shape = tuple(shape[:2]) + tuple(w.output for w in axes)
+    return axes, tables, divisor, out_shape
+
+
+@functools.lru_cache(maxsize=256)
+def _adaptive_plan(shape, output_size):
+    out_shape = adaptive_output_shape(shape, output_size)
+    begins, counts = [], []
+    for length, size in zip(shape[2:], out_shape[2:]):
+        index = np.arange(size, dtype=np.int64)
+        start = (index * length) // size
+        end = -((-(index + 1) * length) // size)
+        begins.append(start)
+        counts.append(end - start)
+    tables = _WindowTables(list(shape[2:]), list(out_shape[2:]), [1] * (len(shape) - 2),
+                           begins, counts)
+    return tables, _outer_product(counts), out_shape
+
+
+def _as_key(value):
+    """Make an attribute hashable for the plan cache (lists become tuples)."""
+    if value is None or isinstance(value, (int, str)):
+        return value
+    try:
+        return tuple(operator.index(v) for v in value)
+    except TypeError:
+        return value  # left for normalize_per_axis to reject with a clear message
+
+
+def _plan(function, *args):
+    try:
+        return function(*args)
+    except TypeError:
+        # Unhashable attribute values: resolve without the cache so validation reports them.
+        return function.__wrapped__(*args)
+
+
+def _num_threads(planes):
+    return max(1, min(get_num_threads(), planes))
+
+
+def _run_avg(x, storage, out, tables, divisor, out_shape):
+    out = _output(out, "out", out_shape, x.dtype, x)
+    planes = math.prod(out_shape[:2])
+    if planes:
+        _kernels.avg_pool_planes(
+            _planes(x, tables.in_plane).view(storage.view),
+            _planes(out, tables.out_plane).view(storage.view),
+            *tables.kernel_args(), divisor, storage.half_kind, _num_threads(planes))
+    return out
+
+
+def _index_dtype(index_element_type):
+    key = index_element_type
+    if not isinstance(key, str):
+        try:
+            key = np.dtype(key).name
+        except TypeError:
+            key = repr(index_element_type)
+    dtype = _INDEX_TYPES.get(key.lower())
+    if dtype is None:
+        raise BadAttributeError(
+            f"attribute 'index_element_type' is {index_element_type!r}; expected i32 or i64"
+        )
+    return dtype
+
+
+def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane_modulus,
+             offset_modulus, largest_index):
+    if index_dtype is not None and largest_index > np.iinfo(index_dtype).max:
+        raise BadAttributeError(
+            f"attribute 'index_element_type' is {index_dtype.name}, too small for index "
+            f"{largest_index} of this input; use i64"
+        )
+    out = _output(out, "out", out_shape, x.dtype, x)
+    indices = None
+    if index_dtype is not None:
+        indices = _output(out_indices, "out_indices", out_shape, index_dtype, x)
+        if np.may_share_memory(indices, out):
+            raise BadArgumentError("'out_indices' overlaps 'out'")
+    planes = math.prod(out_shape[:2])
+    if planes:
+        flat_indices = None if indices is None else _planes(indices, tables.out_plane)
+        _kernels.max_pool_planes(
+            _planes(x, tables.in_plane).view(storage.view),
+            _planes(out, tables.out_plane).view(storage.view),
+            flat_indices if index_dtype == np.int64 else None,
+            flat_indices if index_dtype == np.int32 else None,
+            *tables.kernel_args(), storage.lowest, plane_modulus, offset_modulus,
+            storage.half_kind, _num_threads(planes))
+    return out if indices is None else (out, indices)
+
+
+def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=None,
+             exclude_pad=True, rounding_type="floor", auto_pad="explicit", out=None):
+    """Average pooling with the semantics of OpenVINO AvgPool-16 (-1 and -14 are special cases).
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, C, *spatial)
+        Input with one or more spatial axes; float32, float64, float16, bfloat16, int8, uint8,
+        int32 or int64.
+    kernel : int or sequence of int
+        Window size per spatial axis (an int applies to every axis).
+    strides, dilations : int or sequence of int, optional
+        Default 1.
+    pads_begin, pads_end : int or sequence of int, optional
+        Explicit padding; default 0. Ignored unless ``auto_pad`` is "explicit".
+    exclude_pad : bool
+        True: divide by the number of input elements in the window. False: divide by the
+        kernel volume whenever any pad is non-zero (OpenVINO's rule).
+    rounding_type : {"floor", "ceil", "ceil_torch"}
+    auto_pad : {"explicit", "same_upper", "same_lower", "valid"}
+    out : ndarray, optional
+        C-contiguous array of the output's shape and dtype to write into.
+
+    Returns
+    -------
+    ndarray of the input's dtype. Integer averages round half to even.
+    """
+    x, storage = _prepare_input(x, "avg_pool")
+    if not isinstance(exclude_pad, (bool, np.bool_)):
+        raise BadAttributeError(f"attribute 'exclude_pad' must be a bool, got {exclude_pad!r}")
+    rule = "exclude_pad" if exclude_pad else "openvino_include_pad"
+    axes, tables, divisor, out_shape = _plan(
+        _fixed_plan, x.shape, _as_key(kernel), _as_key(strides), _as_key(pads_begin),
+        _as_key(pads_end), _as_key(dilations), rounding_type, auto_pad, rule)
+    if exclude_pad:
+        for a, w in enumerate(axes):
+            if max(w.pad_begin, w.pad_end) >= w.kernel:
+                # A window could then lie wholly in the padding; OpenVINO refuses this.
+                raise BadAttributeError(
+                    f"attribute 'pads_begin'/'pads_end' on spatial axis {a} is "
+                    f"{w.pad_begin}/{w.pad_end}, not smaller than the kernel {w.kernel} "
+                    "(required with exclude_pad=True)"
+                )
+    return _run_avg(x, storage, out, tables, divisor, out_shape)
+
+
+def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=None,
+             rounding_type="floor", auto_pad="explicit", index_element_type="i64", axis=0,
+             return_indices=True, out=None, out_indices=None):
+    """Max pooling with the semantics of OpenVINO MaxPool-14 (-1 and -8 are special cases).
+
+    Parameters are those of :func:`avg_pool`, plus:
+
+    index_element_type : {"i32", "i64"}
+        Element type of the indices.
+    axis : int
+        Indices are flat positions in the unpadded input counted from this dimension on
+        (0: the whole tensor; 2: within each (n, c) plane; negative counts from the end).
+    return_indices : bool
+        False returns the values only and does no index work.
+    out, out_indices : ndarray, optional
+        C-contiguous arrays to write the values and indices into.
+
+    Returns
+    -------
+    (values, indices), or values when ``return_indices`` is False. Ties pick the first element
+    in row-major window order; NaN is ignored unless the whole window is NaN; a window with no
+    input element gives the dtype's lowest finite value and index 0.
+    """
+    x, storage = _prepare_input(x, "max_pool")
+    axes, tables, _, out_shape = _plan(
+        _fixed_plan, x.shape, _as_key(kernel), _as_key(strides), _as_key(pads_begin),
+        _as_key(pads_end), _as_key(dilations), rounding_type, auto_pad, None)
+    index_dtype = _index_dtype(index_element_type) if return_indices else None
+    rank = x.ndim
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
+        raise BadAttributeError(f"attribute 'axis' is {axis!r}; expected an int in [{-rank}, {rank - 1}]")
+    axis = int(axis) % rank
+    plane_modulus = (math.prod(x.shape[:2]) or 1, x.shape[1] or 1, 1, 1)[min(axis, 2)]
+    offset_modulus = math.prod(x.shape[max(axis, 2):])
+    largest_index = math.prod(x.shape[axis:]) - 1
+    return _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype,
+                    plane_modulus, offset_modulus, largest_index)
+
+
+def adaptive_avg_pool(x, output_size, out=None):
+    """Adaptive average pooling (OpenVINO AdaptiveAvgPool-8).
+
+    Output position ``i`` of an axis of length ``L`` pooled to ``O`` averages input positions
+    ``floor(i*L/O)`` to ``ceil((i+1)*L/O) - 1``.
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, C, *spatial)
+    output_size : int or sequence of int
+        Output length per spatial axis, each at least 1.
+    out : ndarray, optional
+
+    Returns
+    -------
+    ndarray of the input's dtype.
+    """
+    x, storage = _prepare_input(x, "adaptive_avg_pool")
+    tables, divisor, out_shape = _plan(_adaptive_plan, x.shape, _as_key(output_size))
+    return _run_avg(x, storage, out, tables, divisor, out_shape)
+
+
+def adaptive_max_pool(x, output_size, index_element_type="i64", return_indices=True, out=None,
+                      out_indices=None):
+    """Adaptive max pooling (OpenVINO AdaptiveMaxPool-8), windows as in :func:`adaptive_avg_pool`.
+
+    Returns (values, indices) with indices flat within each (n, c) plane, or values only when
+    ``return_indices`` is False.
+    """
+    x, storage = _prepare_input(x, "adaptive_max_pool")
+    tables, _, out_shape = _plan(_adaptive_plan, x.shape, _as_key(output_size))
+    index_dtype = _index_dtype(index_element_type) if return_indices else None
+    return _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype,
+                    1, tables.in_plane, tables.in_plane - 1)

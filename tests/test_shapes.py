@@ -1,0 +1,92 @@
+"""Output-shape and padding rules (ovpool/_shapes.py), checked on hand-worked cases."""
+
+import pytest
+
+from ovpool import adaptive_output_shape, pool_output_shape
+from ovpool._shapes import adaptive_end, adaptive_start, resolve_pool_axes
+from ovpool.errors import BadAttributeError, BadShapeError
+
+
+@pytest.mark.parametrize(
+    "length, kernel, stride, pads, rounding, expected",
+    [
+        (5, 3, 2, (1, 1), "floor", 3),       # (5 + 2 - 3) / 2 + 1
+        (6, 3, 2, (0, 0), "floor", 2),       # floor(3 / 2) + 1
+        (6, 3, 2, (0, 0), "ceil", 3),        # ceil(3 / 2) + 1
+        (6, 3, 2, (0, 0), "ceil_torch", 3),  # last window starts at 4 < 6: kept
+        (6, 1, 2, (0, 1), "ceil", 4),        # ceil(6 / 2) + 1, last window starts at 6 = in pad
+        (6, 1, 2, (0, 1), "ceil_torch", 3),  # ... and ceil_torch drops it
+        (3, 3, 1, (0, 0), "floor", 1),       # kernel covering the whole extent
+    ],
+)
+def test_explicit_output_length(length, kernel, stride, pads, rounding, expected):
+    shape = pool_output_shape((2, 3, length), kernel, stride, pads[0], pads[1],
+                              rounding_type=rounding)
+    assert shape == (2, 3, expected)
+
+
+def test_valid_with_ceil_keeps_partial_window():
+    # L=3, k=2, s=2: both OpenVINO and onnxruntime give 2 (semantics.md).
+    assert pool_output_shape((1, 1, 3), 2, 2, 5, 5, auto_pad="valid",
+                             rounding_type="ceil") == (1, 1, 2)
+    assert pool_output_shape((1, 1, 3), 2, 2, auto_pad="valid") == (1, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "auto_pad, length, kernel, stride, dilation, expected_pads, expected_len",
+    [
+        ("same_upper", 5, 3, 2, 1, (1, 1), 3),   # total (3-1)*2 + 3 - 5 = 2
+        ("same_upper", 6, 3, 2, 1, (0, 1), 3),   # total 1: odd element at the end
+        ("same_lower", 6, 3, 2, 1, (1, 0), 3),   # ... or at the start
+        ("same_upper", 7, 3, 1, 2, (2, 2), 7),   # dilated kernel spans 5: total 4
+        ("same_lower", 4, 2, 1, 3, (2, 1), 4),   # dilated span 4: total 3
+        ("same_upper", 4, 1, 3, 1, (0, 0), 2),   # no padding needed
+    ],
+)
+def test_same_padding_from_dilated_kernel(auto_pad, length, kernel, stride, dilation,
+                                          expected_pads, expected_len):
+    (axis,) = resolve_pool_axes((1, 1, length), kernel, stride, 9, 9, dilation,
+                                auto_pad=auto_pad)
+    assert (axis.pad_begin, axis.pad_end) == expected_pads
+    assert axis.output == expected_len
+
+
+def test_per_axis_attributes_and_high_rank():
+    assert pool_output_shape((1, 2, 9, 8, 7, 6), (3, 2, 1, 2), (2, 2, 1, 3)) == (1, 2, 4, 4, 7, 2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, attribute",
+    [
+        ({"kernel": 0}, "kernel"),
+        ({"kernel": 2, "strides": 0}, "strides"),
+        ({"kernel": 2, "dilations": 0}, "dilations"),
+        ({"kernel": 2, "pads_begin": -1}, "pads_begin"),
+        ({"kernel": 2, "pads_end": [1, 2, 3]}, "pads_end"),
+        ({"kernel": 2, "auto_pad": "same"}, "auto_pad"),
+        ({"kernel": 2, "rounding_type": "round"}, "rounding_type"),
+        ({"kernel": 9}, "kernel"),
+        ({"kernel": [2.0, 2.0]}, "kernel"),
+    ],
+)
+def test_bad_attributes_name_attribute(kwargs, attribute):
+    with pytest.raises(BadAttributeError, match=attribute):
+        pool_output_shape((1, 1, 4, 4), **kwargs)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (4,), (1, 1, 0, 3)])
+def test_bad_shapes(shape):
+    with pytest.raises(BadShapeError):
+        pool_output_shape(shape, 1)
+
+
+def test_adaptive_bounds_follow_the_spec_formulas():
+    # L=5 pooled to 3: [0, 2), [1, 4), [3, 5)
+    assert [(adaptive_start(i, 5, 3), adaptive_end(i, 5, 3)) for i in range(3)] == \
+        [(0, 2), (1, 4), (3, 5)]
+    # Upsampling L=2 to 3: [0, 1), [0, 2), [1, 2)
+    assert [(adaptive_start(i, 2, 3), adaptive_end(i, 2, 3)) for i in range(3)] == \
+        [(0, 1), (0, 2), (1, 2)]
+    assert adaptive_output_shape((2, 3, 10, 11), (4, 5)) == (2, 3, 4, 5)
+    with pytest.raises(BadAttributeError, match="output_size"):
+        adaptive_output_shape((2, 3, 10, 11), (4, 0))
