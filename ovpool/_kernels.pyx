@@ -132,7 +132,18 @@ cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t a
     cdef const Py_ssize_t* count = g.count + g.offset[axis]
     cdef const src_t* row
     cdef acc_t* acc
+    cdef acc_t total
     pass_shape(g, axis, &outer, &inner)
+    if inner == 1:
+        # The last axis: windows run along contiguous memory, one accumulator each.
+        for o in range(outer):
+            row = src + o * length
+            for j in range(out_len):
+                total = 0
+                for t in range(count[j]):
+                    total = total + load(row[begin[j] + t * dil], half_kind, <acc_t*> NULL)
+                dst[o * out_len + j] = total
+        return
     for o in range(outer):
         for j in range(out_len):
             acc = dst + (o * out_len + j) * inner
@@ -194,6 +205,56 @@ cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geomet
 # Max pooling
 # ---------------------------------------------------------------------------------------------
 
+cdef inline bint replaces(acc_t value, acc_t best) noexcept nogil:
+    """True when ``value`` beats ``best``: larger, or a number against a NaN."""
+    return value > best or (best != best and value == value)
+
+
+cdef inline bint replaces_at(acc_t value, int64_t index, acc_t best,
+                             int64_t best_index) noexcept nogil:
+    """As ``replaces``, with equal values (or two NaNs) going to the smaller plane offset."""
+    if value == best or (value != value and best != best):
+        return index < best_index
+    return value > best or best != best
+
+
+cdef void max_last_axis(const src_t* src, acc_t* dst, const int64_t* src_index,
+                        int64_t* dst_index, const Geometry* g, Py_ssize_t axis,
+                        Py_ssize_t outer, acc_t empty_value, int half_kind) noexcept nogil:
+    """``max_pass`` for the last spatial axis, where windows run along contiguous memory."""
+    cdef Py_ssize_t o, j, t, position
+    cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
+    cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
+    cdef const Py_ssize_t* count = g.count + g.offset[axis]
+    cdef acc_t best, value
+    cdef int64_t best_index, candidate
+    for o in range(outer):
+        for j in range(out_len):
+            if count[j] == 0:
+                dst[o * out_len + j] = empty_value
+                if dst_index != NULL:
+                    dst_index[o * out_len + j] = 0
+                continue
+            position = o * length + begin[j]
+            best = load(src[position], half_kind, <acc_t*> NULL)
+            if dst_index == NULL:
+                for t in range(1, count[j]):
+                    value = load(src[position + t * dil], half_kind, <acc_t*> NULL)
+                    if replaces(value, best):
+                        best = value
+            else:
+                best_index = src_index[position] if src_index != NULL else position
+                for t in range(1, count[j]):
+                    value = load(src[position + t * dil], half_kind, <acc_t*> NULL)
+                    candidate = (src_index[position + t * dil] if src_index != NULL
+                                 else position + t * dil)
+                    if replaces_at(value, candidate, best, best_index):
+                        best = value
+                        best_index = candidate
+                dst_index[o * out_len + j] = best_index
+            dst[o * out_len + j] = best
+
+
 cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64_t* dst_index,
                    const Geometry* g, Py_ssize_t axis, acc_t empty_value,
                    int half_kind) noexcept nogil:
@@ -212,8 +273,11 @@ cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64
     cdef acc_t* best
     cdef int64_t* best_index
     cdef acc_t value
-    cdef int64_t candidate
+    cdef bint better
     pass_shape(g, axis, &outer, &inner)
+    if inner == 1:
+        max_last_axis(src, dst, src_index, dst_index, g, axis, outer, empty_value, half_kind)
+        return
     for o in range(outer):
         for j in range(out_len):
             best = dst + (o * out_len + j) * inner
@@ -244,26 +308,21 @@ cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64
                 if best_index == NULL:
                     for i in range(inner):
                         value = load(row[i], half_kind, <acc_t*> NULL)
-                        if value > best[i] or (best[i] != best[i] and value == value):
-                            best[i] = value
+                        best[i] = value if replaces(value, best[i]) else best[i]
                 elif src_index == NULL:
                     # Later taps have larger offsets: ties keep the earlier one.
                     for i in range(inner):
                         value = load(row[i], half_kind, <acc_t*> NULL)
-                        if value > best[i] or (best[i] != best[i] and value == value):
-                            best[i] = value
-                            best_index[i] = position + i
+                        better = replaces(value, best[i])
+                        best[i] = value if better else best[i]
+                        best_index[i] = (position + i) if better else best_index[i]
                 else:
                     row_index = src_index + position
                     for i in range(inner):
                         value = load(row[i], half_kind, <acc_t*> NULL)
-                        candidate = row_index[i]
-                        if (value > best[i]
-                                or (value == best[i] and candidate < best_index[i])
-                                or (best[i] != best[i]
-                                    and (value == value or candidate < best_index[i]))):
-                            best[i] = value
-                            best_index[i] = candidate
+                        better = replaces_at(value, row_index[i], best[i], best_index[i])
+                        best[i] = value if better else best[i]
+                        best_index[i] = row_index[i] if better else best_index[i]
 
 
 cdef struct IndexSpec:

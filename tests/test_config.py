@@ -1,0 +1,54 @@
+"""Thread count and memory limit settings (ovpool/config.py)."""
+
+import numpy as np
+import pytest
+
+import ovpool
+from ovpool.errors import BadArgumentError, MemoryLimitError
+
+
+@pytest.fixture
+def restore_settings():
+    threads, limit = ovpool.get_num_threads(), ovpool.get_memory_limit()
+    yield
+    ovpool.set_num_threads(threads)
+    ovpool.set_memory_limit(limit)
+
+
+def test_default_threads_follow_omp_num_threads(monkeypatch):
+    from ovpool import config
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "3,1")
+    assert config._default_num_threads() == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "junk")
+    assert config._default_num_threads() >= 1
+
+
+@pytest.mark.usefixtures("restore_settings")
+def test_results_do_not_depend_on_thread_count():
+    x = np.random.default_rng(1).standard_normal((3, 5, 9, 11)).astype(np.float32)
+    results = []
+    for threads in (1, 2, 7):
+        ovpool.set_num_threads(threads)
+        assert ovpool.get_num_threads() == threads
+        results.append((ovpool.avg_pool(x, 3, 2, 1, 1), *ovpool.max_pool(x, 2, 1),
+                        ovpool.adaptive_avg_pool(x, (4, 3))))
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.usefixtures("restore_settings")
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "2"])
+def test_bad_thread_counts(bad):
+    with pytest.raises(BadArgumentError):
+        ovpool.set_num_threads(bad)
+
+
+@pytest.mark.usefixtures("restore_settings")
+def test_memory_limit_refuses_before_allocating():
+    ovpool.set_memory_limit(1000)
+    x = np.zeros((1, 1, 40, 40), np.float32)
+    with pytest.raises(MemoryLimitError, match="memory limit"):
+        ovpool.avg_pool(x, 1)
+    assert ovpool.avg_pool(x, 4, 4).shape == (1, 1, 10, 10)  # 400 bytes fit

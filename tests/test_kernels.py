@@ -1,0 +1,61 @@
+"""Kernel-level properties that the random comparisons would only hit by chance."""
+
+import numpy as np
+import pytest
+
+import ovpool
+
+
+
+def _all_bit_patterns(dtype):
+    return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dtype).reshape(1, 1, -1)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+def test_16bit_floats_round_trip_every_bit_pattern(dtype_name):
+    import ml_dtypes
+
+    dtype = np.dtype(np.float16) if dtype_name == "float16" else np.dtype(ml_dtypes.bfloat16)
+    x = _all_bit_patterns(dtype)
+    is_nan = np.isnan(x.astype(np.float32))
+    identity_max = ovpool.max_pool(x, 1, return_indices=False)
+    np.testing.assert_array_equal(identity_max.view(np.uint16)[~is_nan],
+                                  x.view(np.uint16)[~is_nan])
+    # An average starts from +0, so -0 comes back as +0: compare values, not bits.
+    identity_avg = ovpool.avg_pool(x, 1)
+    np.testing.assert_array_equal(identity_avg.astype(np.float32)[~is_nan],
+                                  x.astype(np.float32)[~is_nan])
+    for result in (identity_max, identity_avg):
+        assert np.isnan(result.astype(np.float32)[is_nan]).all()
+
+
+def test_float16_average_rounds_once_from_float32():
+    # 2049 and 2050 average to 2049.5, not representable in float16 (spacing 2 there): the
+    # float32 sum 4099 / 2 rounds to even -> 2050; summing in float16 would already round.
+    x = np.array([[[2048.0, 2050.0, 1.0, 2.0]]], np.float16)
+    np.testing.assert_array_equal(ovpool.avg_pool(x, 2, 2), np.array([[[2049.0, 1.5]]], np.float16))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_integer_average_rounds_half_to_even(dtype):
+    x = np.array([[[1, 2, 3, 4, -5, -6, -1, -2, 2, 2]]], dtype)
+    expected = np.array([[[2, 4, -6, -2, 2]]], dtype)  # 1.5, 3.5, -5.5, -1.5, 2
+    np.testing.assert_array_equal(ovpool.avg_pool(x, 2, 2), expected)
+
+
+def test_int64_average_is_exact_beyond_float64():
+    big = 2**60
+    x = np.array([[[big, big + 2, -big, -big - 3]]], np.int64)
+    expected = np.array([[[big + 1, -big - 2]]], np.int64)  # -big - 1.5 rounds to even
+    np.testing.assert_array_equal(ovpool.avg_pool(x, 2, 2), expected)
+
+
+def test_large_strided_view_and_zero_planes():
+    x = np.random.default_rng(3).standard_normal((4, 6, 10, 12)).astype(np.float32)
+    view = x.transpose(1, 0, 3, 2)[:, ::2]
+    np.testing.assert_array_equal(ovpool.max_pool(view, 2, 2, return_indices=False),
+                                  ovpool.max_pool(np.ascontiguousarray(view), 2, 2,
+                                                  return_indices=False))
+    values, indices = ovpool.max_pool(np.zeros((0, 3, 5, 5), np.float32), 2)
+    assert values.shape == indices.shape == (0, 3, 4, 4)
+    assert ovpool.adaptive_avg_pool(np.zeros((2, 0, 5), np.int8), 3).shape == (2, 0, 3)
