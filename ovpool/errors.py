@@ -12,6 +12,8 @@ __all__ = [
     "BadDtypeError",
     "BadArgumentError",
     "MemoryLimitError",
+    "ModelError",
+    "UnsupportedError",
 ]
 
 
@@ -51,3 +53,11 @@ class BadArgumentError(OvpoolError, ValueError):
 
 class MemoryLimitError(OvpoolError, MemoryError):
     """An output would exceed the configured memory limit or overflow its size."""
+
+
+class ModelError(OvpoolError, ValueError):
+    """An IR model (.xml / .bin) is malformed, inconsistent or unsafe to load."""
+
+
+class UnsupportedError(OvpoolError, NotImplementedError):
+    """A valid model or input uses something ovpool does not implement."""
