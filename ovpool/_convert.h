@@ -11,6 +11,24 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Sums of int64 inputs need more than 64 bits to stay exact. */
+#if defined(__SIZEOF_INT128__)
+typedef __int128 ovp_wide_t;
+#else
+typedef long long ovp_wide_t;
+#endif
+
+/* total / divisor rounded half to even, for a positive divisor. */
+static inline ovp_wide_t ovp_divide_round_even(ovp_wide_t total, int64_t divisor) {
+    ovp_wide_t quotient = total / divisor;
+    ovp_wide_t remainder = total - quotient * divisor;
+    ovp_wide_t twice = 2 * (remainder >= 0 ? remainder : -remainder);
+    if (twice > divisor || (twice == divisor && (quotient & 1))) {
+        quotient += total >= 0 ? 1 : -1;
+    }
+    return quotient;
+}
+
 static inline float ovp_bits_to_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t ovp_f32_to_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 

@@ -16,7 +16,8 @@ reduction over a window is a sum (or max) of whole contiguous rows, which vector
 results live in small per-thread scratch buffers; planes are spread over threads.
 
 Accumulators: float32 for float32/float16/bfloat16, float64 for float64, int64 for integers
-(exact sums, and maxima of any integer type).
+(exact sums, and maxima of any integer type), and 128 bits for sums of int64 where the compiler
+has them.
 """
 
 cimport cython
@@ -25,6 +26,10 @@ from libc.stdlib cimport malloc, free
 from libc.stdint cimport int32_t, int64_t, uint16_t
 
 cdef extern from "_convert.h" nogil:
+    # Declared to Cython as a floating type only so that fused-type dispatch tells it apart
+    # from long long; it is an integer in C, and only this header does integer maths on it.
+    ctypedef long double wide_t "ovp_wide_t"
+    wide_t ovp_divide_round_even(wide_t total, int64_t divisor)
     float ovp_f16_to_f32(uint16_t h)
     uint16_t ovp_f32_to_f16(float f)
     float ovp_bf16_to_f32(uint16_t h)
@@ -61,6 +66,7 @@ ctypedef fused acc_t:
     float
     double
     long long
+    wide_t
 
 # A source row read by a pass: the input's storage type on the first pass, an accumulator after.
 ctypedef fused src_t:
@@ -71,6 +77,7 @@ ctypedef fused src_t:
     int
     long long
     unsigned short
+    wide_t
 
 
 def openmp_enabled():
@@ -86,6 +93,9 @@ cdef struct Geometry:
     const Py_ssize_t* offset      # IN: where each axis's windows start in begin/count
     const Py_ssize_t* begin       # IN: first input position of each window (all axes, flat)
     const Py_ssize_t* count       # IN: number of in-bounds taps of each window
+    const Py_ssize_t* stride      # IN: step between the begins of consecutive full windows
+    const Py_ssize_t* interior    # IN: per axis [lo, hi): windows there all have count[lo]
+                                  #     taps and begin[j] = begin[lo] + (j - lo) * stride
     Py_ssize_t in_plane           # IN: elements of one input plane
     Py_ssize_t out_plane          # IN: elements of one output plane
     Py_ssize_t scratch            # IN: elements of one scratch buffer
@@ -124,6 +134,56 @@ cdef inline void pass_shape(const Geometry* g, Py_ssize_t axis, Py_ssize_t* oute
 # Average pooling
 # ---------------------------------------------------------------------------------------------
 
+cdef inline void sum_windows(const src_t* row, acc_t* out, const Py_ssize_t* begin,
+                             const Py_ssize_t* count, Py_ssize_t first, Py_ssize_t last,
+                             Py_ssize_t dil, int half_kind) noexcept nogil:
+    """Sum windows ``first .. last-1`` of one contiguous row, each on its own."""
+    cdef Py_ssize_t j, t
+    cdef acc_t total
+    for j in range(first, last):
+        total = 0
+        for t in range(count[j]):
+            total = total + load(row[begin[j] + t * dil], half_kind, <acc_t*> NULL)
+        out[j] = total
+
+
+cdef void sum_last_axis(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
+                        Py_ssize_t outer, int half_kind) noexcept nogil:
+    """``sum_pass`` for the last axis, where windows run along contiguous memory. Full
+    windows are summed tap by tap across all outputs, so the loop over outputs vectorises
+    (specialised for the common strides 1 and 2)."""
+    cdef Py_ssize_t o, j, t
+    cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
+    cdef Py_ssize_t step = g.stride[axis]
+    cdef Py_ssize_t lo = g.interior[2 * axis], hi = g.interior[2 * axis + 1]
+    cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
+    cdef const Py_ssize_t* count = g.count + g.offset[axis]
+    cdef Py_ssize_t taps = count[lo] if hi > lo else 0
+    cdef const src_t* row
+    cdef const src_t* tap
+    cdef acc_t* out
+    for o in range(outer):
+        row = src + o * length
+        out = dst + o * out_len
+        sum_windows(row, out, begin, count, 0, lo, dil, half_kind)
+        sum_windows(row, out, begin, count, hi, out_len, dil, half_kind)
+        if hi <= lo:
+            continue
+        for j in range(lo, hi):
+            out[j] = 0
+        for t in range(taps):
+            tap = row + begin[lo] + t * dil - lo * step
+            if step == 1:
+                for j in range(lo, hi):
+                    out[j] += load(tap[j], half_kind, <acc_t*> NULL)
+            elif step == 2:
+                for j in range(lo, hi):
+                    out[j] += load(tap[2 * j], half_kind, <acc_t*> NULL)
+            else:
+                for j in range(lo, hi):
+                    out[j] += load(tap[step * j], half_kind, <acc_t*> NULL)
+
+
 cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
                    int half_kind) noexcept nogil:
     cdef Py_ssize_t outer, inner, o, j, t, i
@@ -132,17 +192,9 @@ cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t a
     cdef const Py_ssize_t* count = g.count + g.offset[axis]
     cdef const src_t* row
     cdef acc_t* acc
-    cdef acc_t total
     pass_shape(g, axis, &outer, &inner)
     if inner == 1:
-        # The last axis: windows run along contiguous memory, one accumulator each.
-        for o in range(outer):
-            row = src + o * length
-            for j in range(out_len):
-                total = 0
-                for t in range(count[j]):
-                    total = total + load(row[begin[j] + t * dil], half_kind, <acc_t*> NULL)
-                dst[o * out_len + j] = total
+        sum_last_axis(src, dst, g, axis, outer, half_kind)
         return
     for o in range(outer):
         for j in range(out_len):
@@ -157,18 +209,14 @@ cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t a
 
 cdef inline acc_t divide_round_even(acc_t total, int64_t divisor) noexcept nogil:
     """total / divisor; integers round half to even, an empty window (divisor 0) gives 0."""
-    cdef long long quotient, remainder, twice
     if divisor == 0:
         return 0
-    if acc_t is cython.longlong:
-        quotient = total / divisor
-        remainder = total - quotient * divisor
-        twice = 2 * (remainder if remainder >= 0 else -remainder)
-        if twice > divisor or (twice == divisor and (quotient & 1)):
-            quotient += 1 if total >= 0 else -1
-        return quotient
-    else:
+    if acc_t is float or acc_t is double:
         return total / <acc_t> divisor
+    elif acc_t is wide_t:
+        return ovp_divide_round_even(total, divisor)
+    else:
+        return <acc_t> ovp_divide_round_even(<wide_t> total, divisor)
 
 
 cdef void avg_plane(const store_t* x, store_t* out, acc_t* scratch, const Geometry* g,
@@ -218,41 +266,90 @@ cdef inline bint replaces_at(acc_t value, int64_t index, acc_t best,
     return value > best or best != best
 
 
+cdef inline void max_windows(const src_t* row, acc_t* out, const int64_t* row_index,
+                             int64_t* out_index, Py_ssize_t row_offset,
+                             const Py_ssize_t* begin, const Py_ssize_t* count,
+                             Py_ssize_t first, Py_ssize_t last, Py_ssize_t dil,
+                             acc_t empty_value, int half_kind) noexcept nogil:
+    """Max of windows ``first .. last-1`` of one contiguous row, each on its own. With
+    ``out_index``, candidates are ``row_index`` entries, or (``row_index`` NULL) the element's
+    plane offset ``row_offset + position``."""
+    cdef Py_ssize_t j, t, position
+    cdef acc_t best, value
+    cdef int64_t best_index, candidate
+    for j in range(first, last):
+        if count[j] == 0:
+            out[j] = empty_value
+            if out_index != NULL:
+                out_index[j] = 0
+            continue
+        position = begin[j]
+        best = load(row[position], half_kind, <acc_t*> NULL)
+        if out_index == NULL:
+            for t in range(1, count[j]):
+                value = load(row[position + t * dil], half_kind, <acc_t*> NULL)
+                if replaces(value, best):
+                    best = value
+        else:
+            best_index = row_index[position] if row_index != NULL else row_offset + position
+            for t in range(1, count[j]):
+                value = load(row[position + t * dil], half_kind, <acc_t*> NULL)
+                candidate = (row_index[position + t * dil] if row_index != NULL
+                             else row_offset + position + t * dil)
+                if replaces_at(value, candidate, best, best_index):
+                    best = value
+                    best_index = candidate
+            out_index[j] = best_index
+        out[j] = best
+
+
 cdef void max_last_axis(const src_t* src, acc_t* dst, const int64_t* src_index,
                         int64_t* dst_index, const Geometry* g, Py_ssize_t axis,
                         Py_ssize_t outer, acc_t empty_value, int half_kind) noexcept nogil:
-    """``max_pass`` for the last spatial axis, where windows run along contiguous memory."""
-    cdef Py_ssize_t o, j, t, position
+    """``max_pass`` for the last spatial axis, where windows run along contiguous memory.
+    Without indices, full windows are reduced tap by tap across all outputs so that the loop
+    over outputs vectorises (specialised for strides 1 and 2)."""
+    cdef Py_ssize_t o, j, t
     cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
+    cdef Py_ssize_t step = g.stride[axis]
+    cdef Py_ssize_t lo = g.interior[2 * axis], hi = g.interior[2 * axis + 1]
     cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
     cdef const Py_ssize_t* count = g.count + g.offset[axis]
-    cdef acc_t best, value
-    cdef int64_t best_index, candidate
+    cdef Py_ssize_t taps = count[lo] if hi > lo else 0
+    cdef const src_t* row
+    cdef const src_t* tap
+    cdef acc_t* out
+    cdef acc_t value
     for o in range(outer):
-        for j in range(out_len):
-            if count[j] == 0:
-                dst[o * out_len + j] = empty_value
-                if dst_index != NULL:
-                    dst_index[o * out_len + j] = 0
-                continue
-            position = o * length + begin[j]
-            best = load(src[position], half_kind, <acc_t*> NULL)
-            if dst_index == NULL:
-                for t in range(1, count[j]):
-                    value = load(src[position + t * dil], half_kind, <acc_t*> NULL)
-                    if replaces(value, best):
-                        best = value
+        row = src + o * length
+        out = dst + o * out_len
+        if dst_index != NULL:
+            max_windows(row, out, (src_index + o * length) if src_index != NULL else NULL,
+                        dst_index + o * out_len, o * length, begin, count, 0, out_len, dil,
+                        empty_value, half_kind)
+            continue
+        max_windows(row, out, NULL, NULL, 0, begin, count, 0, lo, dil, empty_value, half_kind)
+        max_windows(row, out, NULL, NULL, 0, begin, count, hi, out_len, dil, empty_value,
+                    half_kind)
+        if hi <= lo:
+            continue
+        tap = row + begin[lo] - lo * step
+        for j in range(lo, hi):
+            out[j] = load(tap[step * j], half_kind, <acc_t*> NULL)
+        for t in range(1, taps):
+            tap = row + begin[lo] + t * dil - lo * step
+            if step == 1:
+                for j in range(lo, hi):
+                    value = load(tap[j], half_kind, <acc_t*> NULL)
+                    out[j] = value if replaces(value, out[j]) else out[j]
+            elif step == 2:
+                for j in range(lo, hi):
+                    value = load(tap[2 * j], half_kind, <acc_t*> NULL)
+                    out[j] = value if replaces(value, out[j]) else out[j]
             else:
-                best_index = src_index[position] if src_index != NULL else position
-                for t in range(1, count[j]):
-                    value = load(src[position + t * dil], half_kind, <acc_t*> NULL)
-                    candidate = (src_index[position + t * dil] if src_index != NULL
-                                 else position + t * dil)
-                    if replaces_at(value, candidate, best, best_index):
-                        best = value
-                        best_index = candidate
-                dst_index[o * out_len + j] = best_index
-            dst[o * out_len + j] = best
+                for j in range(lo, hi):
+                    value = load(tap[step * j], half_kind, <acc_t*> NULL)
+                    out[j] = value if replaces(value, out[j]) else out[j]
 
 
 cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64_t* dst_index,
@@ -401,6 +498,7 @@ cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexS
 cdef Geometry make_geometry(const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
                             const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
                             const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
+                            const Py_ssize_t[::1] stride, const Py_ssize_t[::1] interior,
                             Py_ssize_t scratch):
     cdef Geometry g
     cdef Py_ssize_t a
@@ -411,6 +509,8 @@ cdef Geometry make_geometry(const Py_ssize_t[::1] length, const Py_ssize_t[::1] 
     g.offset = &offset[0]
     g.begin = &begin[0]
     g.count = &count[0]
+    g.stride = &stride[0]
+    g.interior = &interior[0]
     g.in_plane = 1
     g.out_plane = 1
     for a in range(g.naxes):
@@ -424,6 +524,7 @@ def avg_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
                     const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
                     const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
                     const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
+                    const Py_ssize_t[::1] stride, const Py_ssize_t[::1] interior,
                     Py_ssize_t scratch, const int64_t[::1] divisor,
                     int half_kind, int num_threads):
     """Average-pool every plane of ``x`` (planes, in_plane) into ``out`` (planes, out_plane).
@@ -432,7 +533,8 @@ def avg_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
     scratch buffer (the largest intermediate of the separable passes). The caller has checked
     every size; at least one plane.
     """
-    cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, scratch)
+    cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, stride,
+                                    interior, scratch)
     cdef int status
     with nogil:
         if store_t is double:
@@ -441,6 +543,9 @@ def avg_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
         elif store_t is float or store_t is cython.ushort:
             status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
                              num_threads, <float*> NULL)
+        elif store_t is cython.longlong:
+            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
+                             num_threads, <wide_t*> NULL)
         else:
             status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
                              num_threads, <long long*> NULL)
@@ -453,6 +558,7 @@ def max_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
                     const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
                     const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
                     const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
+                    const Py_ssize_t[::1] stride, const Py_ssize_t[::1] interior,
                     Py_ssize_t scratch, double empty_value, int64_t plane_modulus,
                     int64_t offset_modulus, int half_kind, int num_threads):
     """Max-pool every plane of ``x`` into ``out``.
@@ -462,7 +568,8 @@ def max_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
     where ``offset`` is the chosen element's offset within its input plane. ``empty_value`` is
     written for windows with no input element (their offset is 0).
     """
-    cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, scratch)
+    cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, stride,
+                                    interior, scratch)
     cdef IndexSpec spec
     cdef int status
     spec.out64 = &out_index64[0, 0] if out_index64 is not None else NULL

@@ -15,7 +15,7 @@ from . import _kernels
 from ._shapes import (
     adaptive_output_shape,
     check_input_shape,
-    normalize_per_axis,
+    normalize_auto_pad,
     resolve_pool_axes,
 )
 from .config import get_memory_limit, get_num_threads
@@ -99,15 +99,21 @@ def _planes(array, plane_size):
 
 
 class _WindowTables:
-    """Per-axis window tables for the kernels, flattened, plus the scratch size they need."""
+    """Per-axis window tables for the kernels, flattened, plus the scratch size they need.
 
-    def __init__(self, lengths, outputs, dilations, begins, counts):
+    Each axis also has an interior run ``[lo, hi)`` of windows with equally many taps whose
+    begins advance by ``stride``; the kernels reduce those with vectorised loops.
+    """
+
+    def __init__(self, lengths, outputs, dilations, begins, counts, strides, interiors):
         self.length = np.asarray(lengths, dtype=np.intp)
         self.output = np.asarray(outputs, dtype=np.intp)
         self.dilation = np.asarray(dilations, dtype=np.intp)
         self.offset = np.cumsum([0] + list(outputs[:-1]), dtype=np.intp)
         self.begin = np.ascontiguousarray(np.concatenate(begins), dtype=np.intp)
         self.count = np.ascontiguousarray(np.concatenate(counts), dtype=np.intp)
+        self.stride = np.asarray(strides, dtype=np.intp)
+        self.interior = np.asarray(interiors, dtype=np.intp).ravel()
         # Pass a (outermost axis first) turns axis a from length into output.
         self.scratch = max(
             math.prod(outputs[: a + 1]) * math.prod(lengths[a + 1:]) for a in range(len(lengths))
@@ -117,7 +123,18 @@ class _WindowTables:
 
     def kernel_args(self):
         return (self.length, self.output, self.dilation, self.offset, self.begin, self.count,
-                self.scratch)
+                self.stride, self.interior, self.scratch)
+
+
+def _interior(begins, counts, stride):
+    """The run of windows with the most taps, if their begins advance by ``stride``."""
+    if counts.max() == 0:
+        return 0, 0
+    full = np.flatnonzero(counts == counts.max())
+    lo, hi = int(full[0]), int(full[-1]) + 1
+    if hi - lo == len(full) and np.array_equal(np.diff(begins[lo:hi]), np.full(hi - lo - 1, stride)):
+        return lo, hi
+    return 0, 0
 
 
 def _outer_product(per_axis):
@@ -142,7 +159,9 @@ def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, roundin
                              rounding, auto_pad)
     taps = [_fixed_axis_taps(w) for w in axes]
     tables = _WindowTables([w.length for w in axes], [w.output for w in axes],
-                           [w.dilation for w in axes], [t[0] for t in taps], [t[1] for t in taps])
+                           [w.dilation for w in axes], [t[0] for t in taps], [t[1] for t in taps],
+                           [w.stride for w in axes],
+                           [_interior(t[0], t[1], w.stride) for t, w in zip(taps, axes)])
     divisor = None
     if divisor_rule is not None:
         any_pad = any(w.pad_begin or w.pad_end for w in axes)
@@ -159,15 +178,17 @@ def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, roundin
 @functools.lru_cache(maxsize=256)
 def _adaptive_plan(shape, output_size):
     out_shape = adaptive_output_shape(shape, output_size)
-    begins, counts = [], []
+    begins, counts, strides, interiors = [], [], [], []
     for length, size in zip(shape[2:], out_shape[2:]):
         index = np.arange(size, dtype=np.int64)
         start = (index * length) // size
         end = -((-(index + 1) * length) // size)
         begins.append(start)
         counts.append(end - start)
+        strides.append(max(length // size, 1))
+        interiors.append(_interior(start, end - start, strides[-1]))
     tables = _WindowTables(list(shape[2:]), list(out_shape[2:]), [1] * (len(shape) - 2),
-                           begins, counts)
+                           begins, counts, strides, interiors)
     return tables, _outer_product(counts), out_shape
 
 
@@ -279,14 +300,15 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     axes, tables, divisor, out_shape = _plan(
         _fixed_plan, x.shape, _as_key(kernel), _as_key(strides), _as_key(pads_begin),
         _as_key(pads_end), _as_key(dilations), rounding_type, auto_pad, rule)
-    if exclude_pad:
+    if exclude_pad and normalize_auto_pad(auto_pad) == "explicit":
         for a, w in enumerate(axes):
-            if max(w.pad_begin, w.pad_end) >= w.kernel:
-                # A window could then lie wholly in the padding; OpenVINO refuses this.
+            if max(w.pad_begin, w.pad_end) >= w.effective_kernel:
+                # A window could then lie wholly in the padding; OpenVINO refuses explicit
+                # pads like that (computed same_* pads are accepted).
                 raise BadAttributeError(
                     f"attribute 'pads_begin'/'pads_end' on spatial axis {a} is "
-                    f"{w.pad_begin}/{w.pad_end}, not smaller than the kernel {w.kernel} "
-                    "(required with exclude_pad=True)"
+                    f"{w.pad_begin}/{w.pad_end}, not smaller than the dilated kernel "
+                    f"{w.effective_kernel} (required with exclude_pad=True)"
                 )
     return _run_avg(x, storage, out, tables, divisor, out_shape)
 
