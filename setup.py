@@ -1,11 +1,14 @@
 """Build script: the Cython kernels, with OpenMP when the compiler has it.
 
-OPENMP is probed by compiling a tiny program; without it the kernels build single-threaded and
-a loud warning says so. Set OVPOOL_NATIVE=1 to tune the build for this machine's CPU
-(-march=native): faster locally, but the result must not be copied to other machines.
+OpenMP is probed by compiling a tiny program; without it the kernels build single-threaded and
+a loud warning says so. On x86-64 the kernels are built twice: a baseline module and one for
+CPUs with AVX2 + FMA + F16C, which ovpool picks at import time when the CPU has them, so one
+build is both fast and safe to copy to other machines. Set OVPOOL_NATIVE=1 to tune both for
+this machine's CPU (-march=native) instead: the result must then not be copied elsewhere.
 """
 
 import os
+import platform
 import subprocess
 import sys
 import sysconfig
@@ -55,21 +58,27 @@ class BuildExt(build_ext):
             if os.environ.get("OVPOOL_NATIVE") == "1":
                 compile_flags.append("-march=native")
         for extension in self.extensions:
-            extension.extra_compile_args = compile_flags + extension.extra_compile_args
+            extra = list(compile_flags)
+            if extension.name.endswith("_avx2") and not is_msvc and "-march=native" not in extra:
+                extra += ["-mavx2", "-mfma", "-mf16c"]
+            extension.extra_compile_args = extra + extension.extra_compile_args
             extension.extra_link_args = link_flags + extension.extra_link_args
+        if not self.parallel:
+            self.parallel = min(len(self.extensions), os.cpu_count() or 1)
         super().build_extensions()
 
 
 def _extensions():
     from Cython.Build import cythonize
 
-    kernels = Extension(
-        "ovpool._kernels",
-        sources=["ovpool/_kernels.pyx"],
-        include_dirs=["ovpool"],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    )
-    return cythonize([kernels], compiler_directives={"language_level": 3},
+    names = ["_kernels"]
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        names.append("_kernels_avx2")
+    extensions = [
+        Extension(f"ovpool.{name}", sources=[f"ovpool/{name}.pyx"], include_dirs=["ovpool"])
+        for name in names
+    ]
+    return cythonize(extensions, compiler_directives={"language_level": 3},
                      annotate=os.environ.get("OVPOOL_ANNOTATE") == "1")
 
 
@@ -93,7 +102,8 @@ setup(
     package_data={"ovpool": ["*.pyx", "*.h"]},
     ext_modules=_extensions(),
     cmdclass={"build_ext": BuildExt},
-    install_requires=["numpy>=1.23"],
+    install_requires=["numpy>=1.23", "lxml>=4.9"],
+    entry_points={"console_scripts": ["ovpool=ovpool.cli:main"]},
     extras_require={
         "openvino": ["openvino>=2024.4"],
         "bfloat16": ["ml_dtypes>=0.3"],

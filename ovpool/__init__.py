@@ -5,13 +5,14 @@ rules, and the process-wide settings.
 """
 
 from . import errors
-from ._kernels import openmp_enabled
+from ._kernel_select import kernel_variant, kernels as _kernels
 from ._shapes import adaptive_output_shape, pool_output_shape
 from .config import get_memory_limit, get_num_threads, set_memory_limit, set_num_threads
 from .errors import OvpoolError
 from .pooling import adaptive_avg_pool, adaptive_max_pool, avg_pool, max_pool
 
 __version__ = "0.1.0"
+openmp_enabled = _kernels.openmp_enabled
 
 __all__ = [
     "avg_pool",
@@ -25,6 +26,7 @@ __all__ = [
     "set_memory_limit",
     "get_memory_limit",
     "openmp_enabled",
+    "kernel_variant",
     "errors",
     "OvpoolError",
 ]

@@ -80,6 +80,26 @@ ctypedef fused src_t:
     wide_t
 
 
+cdef extern from *:
+    """
+    static int ovpool_cpu_has_avx2_f16c(void) {
+    #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+            && __builtin_cpu_supports("f16c");
+    #else
+        return 0;
+    #endif
+    }
+    """
+    int ovpool_cpu_has_avx2_f16c()
+
+
+def cpu_has_avx2_f16c():
+    """True when this CPU can run the kernels built for AVX2 + FMA + F16C."""
+    return bool(ovpool_cpu_has_avx2_f16c())
+
+
 def openmp_enabled():
     """True when the kernels were compiled with OpenMP (and so can use several threads)."""
     return bool(OVPOOL_OPENMP)

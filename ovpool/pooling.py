@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from . import _kernels
+from ._kernel_select import kernels as _kernels
 from ._shapes import (
     adaptive_output_shape,
     check_input_shape,

@@ -59,3 +59,43 @@ def test_large_strided_view_and_zero_planes():
     values, indices = ovpool.max_pool(np.zeros((0, 3, 5, 5), np.float32), 2)
     assert values.shape == indices.shape == (0, 3, 4, 4)
     assert ovpool.adaptive_avg_pool(np.zeros((2, 0, 5), np.int8), 3).shape == (2, 0, 3)
+
+
+def _avx2_build():
+    try:
+        from ovpool import _kernels_avx2
+    except ImportError:  # platforms other than x86-64 build the baseline only
+        return None
+    from ovpool import _kernels
+
+    return _kernels_avx2 if _kernels.cpu_has_avx2_f16c() else None
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_kernel_builds_agree_bit_for_bit(monkeypatch):
+    """The baseline and the AVX2 builds must give identical results (same summation order)."""
+    from ovpool import _kernel_select, _kernels, pooling
+
+    _kernels_avx2 = _avx2_build()
+    import ml_dtypes
+
+    rng = np.random.default_rng(7)
+    cases = []
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int64):
+        x = (rng.standard_normal((2, 3, 13, 17)) * 50).astype(dtype)
+        cases += [
+            lambda x=x: ovpool.avg_pool(x, 3, 2, 1, 1, rounding_type="ceil"),
+            lambda x=x: ovpool.avg_pool(x, (2, 5), 1, 0, 2, exclude_pad=False),
+            lambda x=x: ovpool.max_pool(x, 3, 2, 1, 1, dilations=(1, 2)),
+            lambda x=x: ovpool.max_pool(x, 3, 1, return_indices=False),
+            lambda x=x: ovpool.adaptive_avg_pool(x, (4, 5)),
+            lambda x=x: ovpool.adaptive_max_pool(x, (13, 3)),
+        ]
+    results = {}
+    for module in (_kernels, _kernels_avx2):
+        monkeypatch.setattr(pooling, "_kernels", module)
+        results[module] = [run() for run in cases]
+    assert _kernel_select.kernel_variant() in ("avx2", "baseline")
+    for a, b in zip(results[_kernels], results[_kernels_avx2]):
+        for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+            np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))

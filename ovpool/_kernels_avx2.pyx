@@ -1,0 +1,4 @@
+# cython: language_level=3
+# The same kernels compiled for x86-64 CPUs with AVX2, FMA and F16C (see setup.py); ovpool
+# loads this module instead of _kernels when the CPU it runs on has those instructions.
+include "_kernels.pyx"
