@@ -1,15 +1,18 @@
 """ovpool: exact, fast pooling for OpenVINO IR models.
 
 The public API: numpy-level pooling functions with OpenVINO's semantics, their output-shape
-rules, and the process-wide settings.
+rules, the process-wide settings, and the IR runtime (read_model, compile_model).
 """
 
 from . import errors
 from ._kernel_select import kernel_variant, kernels as _kernels
 from ._shapes import adaptive_output_shape, pool_output_shape
-from .config import get_memory_limit, get_num_threads, set_memory_limit, set_num_threads
+from .config import (get_memory_limit, get_num_threads, num_threads, set_memory_limit,
+                     set_num_threads)
 from .errors import OvpoolError
+from .ir import Model, read_model
 from .pooling import adaptive_avg_pool, adaptive_max_pool, avg_pool, max_pool
+from .runtime import CompiledModel, compile_model
 
 __version__ = "0.1.0"
 openmp_enabled = _kernels.openmp_enabled
@@ -23,10 +26,15 @@ __all__ = [
     "adaptive_output_shape",
     "set_num_threads",
     "get_num_threads",
+    "num_threads",
     "set_memory_limit",
     "get_memory_limit",
     "openmp_enabled",
     "kernel_variant",
     "errors",
     "OvpoolError",
+    "read_model",
+    "compile_model",
+    "Model",
+    "CompiledModel",
 ]

@@ -1,10 +1,13 @@
 """Process-wide settings: the kernels' thread count and the memory limit for outputs."""
 
+import contextlib
+import contextvars
 import os
 
 from .errors import BadArgumentError
 
-__all__ = ["set_num_threads", "get_num_threads", "set_memory_limit", "get_memory_limit"]
+__all__ = ["set_num_threads", "get_num_threads", "num_threads", "set_memory_limit",
+           "get_memory_limit"]
 
 
 def _default_num_threads():
@@ -27,6 +30,8 @@ def _default_memory_limit():
 
 _num_threads = _default_num_threads()
 _memory_limit = _default_memory_limit()
+# A per-thread (per-context) override, so that concurrent callers can each use their own count.
+_num_threads_override = contextvars.ContextVar("ovpool_num_threads", default=None)
 
 
 def _positive_int(name, value):
@@ -43,8 +48,20 @@ def set_num_threads(n):
 
 
 def get_num_threads():
-    """The number of threads the pooling kernels use."""
-    return _num_threads
+    """The number of threads the pooling kernels use (in this thread / context)."""
+    override = _num_threads_override.get()
+    return _num_threads if override is None else override
+
+
+@contextlib.contextmanager
+def num_threads(n):
+    """Use ``n`` kernel threads inside the ``with`` block, in this thread only
+    (``None`` keeps the process-wide setting)."""
+    token = _num_threads_override.set(None if n is None else _positive_int("num_threads", n))
+    try:
+        yield
+    finally:
+        _num_threads_override.reset(token)
 
 
 def set_memory_limit(nbytes):

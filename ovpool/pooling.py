@@ -210,8 +210,12 @@ def _plan(function, *args):
         return function.__wrapped__(*args)
 
 
-def _num_threads(planes):
-    return max(1, min(get_num_threads(), planes))
+# Below this many input elements per thread, starting threads costs more than it saves.
+_ELEMENTS_PER_THREAD = 1 << 15
+
+
+def _num_threads(planes, elements):
+    return max(1, min(get_num_threads(), planes, elements // _ELEMENTS_PER_THREAD))
 
 
 def _run_avg(x, storage, out, tables, divisor, out_shape):
@@ -221,7 +225,7 @@ def _run_avg(x, storage, out, tables, divisor, out_shape):
         _kernels.avg_pool_planes(
             _planes(x, tables.in_plane).view(storage.view),
             _planes(out, tables.out_plane).view(storage.view),
-            *tables.kernel_args(), divisor, storage.half_kind, _num_threads(planes))
+            *tables.kernel_args(), divisor, storage.half_kind, _num_threads(planes, x.size))
     return out
 
 
@@ -262,7 +266,7 @@ def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane
             flat_indices if index_dtype == np.int64 else None,
             flat_indices if index_dtype == np.int32 else None,
             *tables.kernel_args(), storage.lowest, plane_modulus, offset_modulus,
-            storage.half_kind, _num_threads(planes))
+            storage.half_kind, _num_threads(planes, x.size))
     return out if indices is None else (out, indices)
 
 

@@ -26,7 +26,8 @@ def test_default_threads_follow_omp_num_threads(monkeypatch):
 
 @pytest.mark.usefixtures("restore_settings")
 def test_results_do_not_depend_on_thread_count():
-    x = np.random.default_rng(1).standard_normal((3, 5, 9, 11)).astype(np.float32)
+    # Large enough for several threads (small inputs run on one thread on purpose).
+    x = np.random.default_rng(1).standard_normal((4, 8, 64, 63)).astype(np.float32)
     results = []
     for threads in (1, 2, 7):
         ovpool.set_num_threads(threads)
@@ -52,3 +53,25 @@ def test_memory_limit_refuses_before_allocating():
     with pytest.raises(MemoryLimitError, match="memory limit"):
         ovpool.avg_pool(x, 1)
     assert ovpool.avg_pool(x, 4, 4).shape == (1, 1, 10, 10)  # 400 bytes fit
+
+
+@pytest.mark.usefixtures("restore_settings")
+def test_num_threads_context_is_per_thread():
+    import threading
+
+    ovpool.set_num_threads(3)
+    seen = {}
+
+    def worker():
+        seen["other"] = ovpool.get_num_threads()
+
+    with ovpool.num_threads(1):
+        assert ovpool.get_num_threads() == 1
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+    assert seen["other"] == 3
+    assert ovpool.get_num_threads() == 3
+    with pytest.raises(BadArgumentError):
+        with ovpool.num_threads(0):
+            pass

@@ -1,0 +1,310 @@
+"""The ``ovpool`` command: ``ovpool run MODEL.xml`` and ``ovpool info MODEL.xml``.
+
+Errors in the model, the inputs or the arguments print one line on stderr and exit with 2;
+anything else is an internal error (exit 1). ``--debug`` adds tracebacks and a per-layer trace.
+"""
+
+import argparse
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from . import __version__
+from .errors import BadArgumentError, OvpoolError
+from .ir import read_model
+from .ops import lookup
+from .runtime import _unsupported, compile_model
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _parser():
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="print tracebacks on errors (and, for run, a per-layer trace)")
+    parser = argparse.ArgumentParser(
+        prog="ovpool", parents=[common],
+        description="Run OpenVINO IR models (.xml + .bin) with ovpool, without OpenVINO.")
+    parser.add_argument("--version", action="version", version=f"ovpool {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    run = commands.add_parser(
+        "run", parents=[common], help="run a model and summarise its outputs",
+        description="Run a model on inputs from .npy/.npz files, or on seeded random inputs.")
+    run.add_argument("model", metavar="MODEL.xml", help="the IR model (its .bin is found beside it)")
+    run.add_argument("--input", "-i", action="append", default=[], metavar="[NAME=]FILE",
+                     help="an input from FILE.npy, or inputs from FILE.npz (keys are input "
+                          "names); repeatable. Inputs not given are seeded random data")
+    run.add_argument("--shape", action="append", default=[], metavar="[NAME=]D0,D1,...",
+                     help="the shape of a random input whose model shape is dynamic")
+    run.add_argument("--output", "-o", metavar="FILE.npz", help="write every output to FILE.npz")
+    run.add_argument("--threads", type=_positive_int, metavar="N",
+                     help="threads for the pooling kernels (default: all available cores)")
+    run.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
+                     help="run K times and report the best and mean time (default 1)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    run.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
+
+    info = commands.add_parser(
+        "info", parents=[common], help="describe a model's inputs, outputs and layers",
+        description="Show the IR version, inputs, outputs and every layer (shapes, key "
+                    "attributes), flagging layers ovpool cannot run.")
+    info.add_argument("model", metavar="MODEL.xml", help="the IR model")
+    info.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
+    return parser
+
+
+# ---- run -----------------------------------------------------------------------------------
+
+def _input_index(compiled, name):
+    for index, info in enumerate(compiled.inputs):
+        if name in (info.name, *info.names, info.layer.name):
+            return index
+    return None
+
+
+def _split_named(compiled, spec):
+    """``NAME=VALUE`` -> (input index, VALUE); plain ``VALUE`` -> (None, VALUE)."""
+    if "=" in spec:
+        name, value = spec.split("=", 1)
+        index = _input_index(compiled, name)
+        if index is None and not os.path.exists(spec):
+            raise BadArgumentError(f"{spec!r}: the model has no input {name!r}; its inputs are "
+                                   f"{[t.name for t in compiled.inputs]}")
+        if index is not None:
+            return index, value
+    return None, spec
+
+
+def _load(path):
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise BadArgumentError(f"cannot read input file {path}: {error}") from None
+
+
+def _read_inputs(compiled, specs):
+    arrays = {}
+    for spec in specs:
+        index, path = _split_named(compiled, spec)
+        data = _load(path)
+        if isinstance(data, np.lib.npyio.NpzFile):
+            with data:
+                if index is not None:
+                    name = compiled.inputs[index].name
+                    keys = [k for k in data.files if k in compiled.inputs[index].names] or \
+                        (data.files if len(data.files) == 1 else [])
+                    if not keys:
+                        raise BadArgumentError(f"{path} has no array named {name!r} (it has "
+                                               f"{data.files})")
+                    arrays[index] = data[keys[0]]
+                    continue
+                for key in data.files:
+                    at = _input_index(compiled, key)
+                    if at is None:
+                        raise BadArgumentError(f"{path}: array {key!r} matches no input; the "
+                                               f"inputs are {[t.name for t in compiled.inputs]}")
+                    arrays[at] = data[key]
+            continue
+        if index is None:
+            index = next((i for i in range(len(compiled.inputs)) if i not in arrays), None)
+            if index is None:
+                raise BadArgumentError(f"{path}: every input already has a value")
+        if index in arrays:
+            raise BadArgumentError(f"input {compiled.inputs[index].name!r} is given twice")
+        arrays[index] = data
+    return arrays
+
+
+def _parse_shapes(compiled, specs):
+    shapes = {}
+    for spec in specs:
+        index, dims = _split_named(compiled, spec)
+        if index is None:
+            if len(compiled.inputs) != 1:
+                raise BadArgumentError(f"--shape {spec!r}: name the input (NAME=D0,D1,...); the "
+                                       f"inputs are {[t.name for t in compiled.inputs]}")
+            index = 0
+        try:
+            shapes[index] = tuple(int(d) for d in dims.split(","))
+        except ValueError:
+            raise BadArgumentError(f"--shape {spec!r}: expected comma-separated integers") from None
+        if any(d < 0 for d in shapes[index]):
+            raise BadArgumentError(f"--shape {spec!r}: dims must be non-negative")
+    return shapes
+
+
+def _random_input(rng, info, shape):
+    dtype = info.dtype
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        bounds = np.iinfo(dtype)
+        return rng.integers(max(bounds.min, -100), min(bounds.max, 100), shape,
+                            endpoint=True).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _inputs(compiled, args):
+    given = _read_inputs(compiled, args.input)
+    shapes = _parse_shapes(compiled, args.shape)
+    rng = np.random.default_rng(args.seed)
+    arrays = []
+    for index, info in enumerate(compiled.inputs):
+        if index in given:
+            if index in shapes:
+                raise BadArgumentError(f"input {info.name!r} has both --input and --shape")
+            arrays.append(given[index])
+            continue
+        shape = shapes.get(index)
+        if shape is None:
+            if not info.shape.is_static:
+                raise BadArgumentError(
+                    f"input {info.name!r} has the dynamic shape {info.shape}; give its data "
+                    f"(--input {info.name}=FILE.npy) or a shape (--shape {info.name}=...)")
+            shape = info.shape.to_shape()
+        elif not info.shape.admits(shape):
+            raise BadArgumentError(f"--shape for input {info.name!r}: {list(shape)} does not fit "
+                                   f"the model's shape {info.shape}")
+        arrays.append(_random_input(rng, info, shape))
+    return arrays
+
+
+def _statistics(array):
+    if array.size == 0:
+        return "-", "-", "-"
+    wide = array.astype(np.float64) if array.dtype.kind in "fV" else array
+    return (f"{wide.min():.6g}", f"{wide.max():.6g}",
+            f"{np.mean(wide, dtype=np.float64):.6g}")
+
+
+def _table(headers, rows):
+    widths = [max(len(str(v)) for v in column) for column in zip(headers, *rows)]
+    lines = ["  ".join(str(v).ljust(w) for v, w in zip(headers, widths)).rstrip()]
+    lines += ["  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def _savable(array):
+    # npz has no bfloat16; store it widened to float32 rather than as opaque bytes.
+    return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
+
+
+def _command_run(args, out):
+    compiled = compile_model(read_model(args.model, args.bin), num_threads=args.threads)
+    arrays = _inputs(compiled, args)
+    trace = (lambda line: print(line, file=sys.stderr)) if getattr(args, "debug", False) else None
+    times = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        outputs = compiled.infer(arrays, trace=trace)
+        times.append(time.perf_counter() - start)
+        trace = None
+    rows = [(name, "x".join(map(str, a.shape)) or "scalar", a.dtype, *_statistics(a))
+            for name, a in outputs.items()]
+    print(f"model: {args.model}", file=out)
+    for info, array in zip(compiled.inputs, arrays):
+        print(f"input: {info.name} {array.dtype} {list(array.shape)}", file=out)
+    print(_table(("output", "shape", "dtype", "min", "max", "mean"), rows), file=out)
+    best, mean = min(times) * 1e3, sum(times) / len(times) * 1e3
+    if args.repeat > 1:
+        print(f"inference time: best {best:.3f} ms, mean {mean:.3f} ms over {args.repeat} runs",
+              file=out)
+    else:
+        print(f"inference time: {best:.3f} ms", file=out)
+    if args.output:
+        try:
+            np.savez(args.output, **{name: _savable(a) for name, a in outputs.items()})
+        except OSError as error:
+            raise BadArgumentError(f"cannot write {args.output}: {error.strerror}") from None
+        print(f"outputs written to {args.output}", file=out)
+    return EXIT_OK
+
+
+# ---- info ----------------------------------------------------------------------------------
+
+_HIDDEN = {"Const": ("offset", "size")}
+
+
+def _attributes_text(layer, limit=70):
+    hidden = _HIDDEN.get(layer.type, ())
+    text = " ".join(f"{k}={v.replace(' ', '')}" for k, v in layer.attributes.items()
+                    if k not in hidden)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _command_info(args, out):
+    model = read_model(args.model, args.bin)
+    print(f"model: {model.path} (IR version {model.ir_version}, name {model.name!r})", file=out)
+    print(f"weights: {model.bin_path or '(none needed)'}", file=out)
+    for title, infos in (("inputs", model.inputs), ("outputs", model.outputs)):
+        print(f"{title}:", file=out)
+        for info in infos:
+            print(f"  {info.name}  {info.element_type or '?'}  {info.shape}", file=out)
+    rows, cannot = [], []
+    for layer in model.layers:
+        if lookup(layer) is None:
+            flag = "cannot run"
+            cannot.append(f"layer {layer.id} ({layer.type} {layer.version}): {_unsupported(layer)}")
+        else:
+            flag = ""
+        rows.append((layer.id, layer.name, layer.type, layer.version,
+                     " ".join(str(p.dims) for p in layer.inputs) or "-",
+                     " ".join(str(p.dims) for p in layer.outputs) or "-",
+                     _attributes_text(layer), flag))
+    print("layers:", file=out)
+    print(_table(("id", "name", "type", "opset", "inputs", "outputs", "attributes", ""), rows),
+          file=out)
+    if cannot:
+        print(f"ovpool cannot run {len(cannot)} layer(s):", file=out)
+        for line in cannot:
+            print(f"  {line}", file=out)
+    else:
+        try:
+            compile_model(model)
+            print("ovpool can run this model", file=out)
+        except OvpoolError as error:
+            print(f"ovpool cannot run this model: {error}", file=out)
+    return EXIT_OK
+
+
+def main(argv=None):
+    """Entry point of the ``ovpool`` command; returns the exit code."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    debug = getattr(args, "debug", False)
+    command = {"run": _command_run, "info": _command_info}[args.command]
+    try:
+        return command(args, sys.stdout)
+    except OvpoolError as error:
+        if debug:
+            traceback.print_exc()
+        print(f"ovpool: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the last line of defence reports, not crashes
+        if debug:
+            traceback.print_exc()
+        print(f"ovpool: internal error: {type(error).__name__}: {' '.join(str(error).split())} "
+              "(rerun with --debug for a traceback)", file=sys.stderr)
+        return EXIT_INTERNAL

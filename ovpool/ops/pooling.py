@@ -1,0 +1,141 @@
+"""AvgPool-1/14/16, MaxPool-1/8/14, AdaptiveAvgPool-8, AdaptiveMaxPool-8, through ovpool.pooling.
+
+Version differences are data: which rounding types an opset knows, whether it has dilations,
+and whether MaxPool has the indices output.
+"""
+
+import numpy as np
+
+from .. import pooling
+from .._shapes import AUTO_PADS, adaptive_output_shape, normalize_per_axis, pool_output_shape
+from ..errors import BadShapeError
+from ._base import Op, Spec, const_ints
+
+_ROUNDING = {1: ("floor", "ceil"), 8: ("floor", "ceil"), 14: ("floor", "ceil", "ceil_torch"),
+             16: ("floor", "ceil", "ceil_torch")}
+_IR_AUTO_PADS = AUTO_PADS + ("notset",)
+_INDEX_TYPES = ("i32", "i64")
+
+
+def _window_attributes(layer, has_dilations):
+    attributes = layer.attributes
+    return dict(
+        kernel=attributes.ints("kernel"),
+        strides=attributes.ints("strides"),
+        pads_begin=attributes.ints("pads_begin"),
+        pads_end=attributes.ints("pads_end"),
+        dilations=attributes.ints("dilations", None) if has_dilations else None,
+        rounding_type=attributes.choice("rounding_type", _ROUNDING[layer.opset], "floor"),
+        auto_pad=attributes.choice("auto_pad", _IR_AUTO_PADS, "explicit"),
+    )
+
+
+def _check_rank(shape, what="input"):
+    if shape is not None and len(shape) < 3:
+        raise BadShapeError(f"{what} shape {list(shape)} has rank {len(shape)}; pooling needs "
+                            "(N, C, spatial...)")
+
+
+def _pooled_shape(shape, window):
+    """Output shape of fixed-window pooling; axes of unknown length stay unknown."""
+    if shape is None:
+        return None
+    _check_rank(shape)
+    rank = len(shape) - 2
+    per_axis = {name: normalize_per_axis(name, window[name], rank, default=default, minimum=low)
+                for name, default, low in (("kernel", None, 1), ("strides", 1, 1),
+                                           ("pads_begin", 0, 0), ("pads_end", 0, 0),
+                                           ("dilations", 1, 1))}
+    spatial = []
+    for axis, length in enumerate(shape[2:]):
+        if length is None:
+            spatial.append(None)
+            continue
+        one_axis = {name: (values[axis],) for name, values in per_axis.items()}
+        spatial.append(pool_output_shape((1, 1, length), rounding_type=window["rounding_type"],
+                                         auto_pad=window["auto_pad"], **one_axis)[2])
+    return tuple(shape[:2]) + tuple(spatial)
+
+
+def avg_pool(layer):
+    """AvgPool-1/14 (no dilations) and AvgPool-16."""
+    window = _window_attributes(layer, has_dilations=layer.opset >= 16)
+    exclude_pad = layer.attributes.bool("exclude-pad")
+
+    def infer(data):
+        return [Spec(_pooled_shape(data.shape, window), data.dtype)]
+
+    def run(x):
+        return (pooling.avg_pool(x, exclude_pad=exclude_pad, **window),)
+
+    return Op(infer, run)
+
+
+def max_pool(layer):
+    """MaxPool-1 (values only) and MaxPool-8/14 (values and indices)."""
+    has_indices = layer.opset >= 8
+    window = _window_attributes(layer, has_dilations=has_indices)
+    index_type = axis = None
+    if has_indices:
+        index_type = layer.attributes.choice("index_element_type", _INDEX_TYPES, "i64")
+        axis = layer.attributes.int("axis", 0)
+
+    def infer(data):
+        shape = _pooled_shape(data.shape, window)
+        if data.shape is not None and axis is not None and not -len(data.shape) <= axis < len(data.shape):
+            raise BadShapeError(f"attribute 'axis' is {axis}, out of range for rank {len(data.shape)}")
+        specs = [Spec(shape, data.dtype)]
+        if has_indices:
+            specs.append(Spec(shape, np.dtype(np.int32 if index_type == "i32" else np.int64)))
+        return specs
+
+    def run_first(x):
+        return (pooling.max_pool(x, return_indices=False, **window),)
+
+    def run(x):
+        return pooling.max_pool(x, index_element_type=index_type, axis=axis, **window)
+
+    return Op(infer, run if has_indices else run_first, run_first)
+
+
+def _adaptive_shape(data, output_size):
+    if data.shape is None:
+        return None
+    _check_rank(data.shape)
+    sizes = const_ints(output_size, "the output size (input 1)")
+    if sizes is None:
+        return tuple(data.shape[:2]) + (None,) * (len(data.shape) - 2)
+    # Adaptive output sizes do not depend on the input lengths, so unknown ones can stand in as 1.
+    pooled = adaptive_output_shape(tuple(1 if d is None else d for d in data.shape), sizes)
+    return tuple(data.shape[:2]) + pooled[2:]
+
+
+def _sizes(output_size):
+    return tuple(output_size.reshape(-1).tolist())
+
+
+def adaptive_avg_pool(layer):
+    def infer(data, output_size):
+        return [Spec(_adaptive_shape(data, output_size), data.dtype)]
+
+    def run(x, output_size):
+        return (pooling.adaptive_avg_pool(x, _sizes(output_size)),)
+
+    return Op(infer, run)
+
+
+def adaptive_max_pool(layer):
+    index_type = layer.attributes.choice("index_element_type", _INDEX_TYPES, "i64")
+
+    def infer(data, output_size):
+        shape = _adaptive_shape(data, output_size)
+        return [Spec(shape, data.dtype),
+                Spec(shape, np.dtype(np.int32 if index_type == "i32" else np.int64))]
+
+    def run_first(x, output_size):
+        return (pooling.adaptive_max_pool(x, _sizes(output_size), return_indices=False),)
+
+    def run(x, output_size):
+        return pooling.adaptive_max_pool(x, _sizes(output_size), index_element_type=index_type)
+
+    return Op(infer, run, run_first)
