@@ -4,7 +4,14 @@ The public API: numpy-level pooling functions with OpenVINO's semantics, their o
 rules, the process-wide settings, and the IR runtime (read_model, compile_model).
 """
 
-from . import errors
+import os as _os
+
+# OpenMP threads that spin while idle steal the core from whatever else runs on the machine,
+# and stall the next kernel call when another process holds a core; ovpool's kernels are
+# coarse enough that sleeping costs nothing measurable. Must be set before libgomp loads.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import errors  # noqa: E402
 from ._kernel_select import kernel_variant, kernels as _kernels
 from ._shapes import adaptive_output_shape, pool_output_shape
 from .config import (get_memory_limit, get_num_threads, num_threads, set_memory_limit,

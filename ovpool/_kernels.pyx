@@ -261,7 +261,7 @@ cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geomet
     if scratch == NULL:
         return -1
     try:
-        for p in prange(planes, schedule='static', num_threads=num_threads):
+        for p in prange(planes, schedule='guided', num_threads=num_threads):
             avg_plane(x + p * g.in_plane, out + p * g.out_plane,
                       scratch + threadid() * per_thread, g, divisor, half_kind)
     finally:
@@ -273,17 +273,19 @@ cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geomet
 # Max pooling
 # ---------------------------------------------------------------------------------------------
 
+# Bitwise rather than short-circuit logic below keeps the callers' loops free of branches,
+# so that gcc can vectorise them with compare-and-blend.
+
 cdef inline bint replaces(acc_t value, acc_t best) noexcept nogil:
     """True when ``value`` beats ``best``: larger, or a number against a NaN."""
-    return value > best or (best != best and value == value)
+    return (value > best) | ((best != best) & (value == value))
 
 
 cdef inline bint replaces_at(acc_t value, int64_t index, acc_t best,
                              int64_t best_index) noexcept nogil:
     """As ``replaces``, with equal values (or two NaNs) going to the smaller plane offset."""
-    if value == best or (value != value and best != best):
-        return index < best_index
-    return value > best or best != best
+    cdef bint tie = (value == best) | ((value != value) & (best != best))
+    return (tie & (index < best_index)) | ((not tie) & ((value > best) | (best != best)))
 
 
 cdef inline void max_windows(const src_t* row, acc_t* out, const int64_t* row_index,
@@ -323,6 +325,49 @@ cdef inline void max_windows(const src_t* row, acc_t* out, const int64_t* row_in
         out[j] = best
 
 
+cdef void max_interior_indexed(const src_t* row, acc_t* out, const int64_t* row_index,
+                               int64_t* out_index, Py_ssize_t row_offset, Py_ssize_t first,
+                               Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t step, Py_ssize_t taps,
+                               Py_ssize_t dil, int half_kind) noexcept nogil:
+    """Max with index over the full windows ``lo .. hi-1`` of one contiguous row, tap by tap
+    across all of them. Window ``j`` starts at ``first + (j - lo) * step``."""
+    cdef Py_ssize_t j, t
+    cdef const src_t* tap
+    cdef const int64_t* tap_index
+    cdef acc_t value
+    cdef int64_t candidate, base
+    cdef bint better
+    for t in range(taps):
+        # Window j's tap t sits at tap[j * step].
+        base = first + t * dil - lo * step
+        tap = row + base
+        if row_index != NULL:
+            tap_index = row_index + base
+        if t == 0:
+            for j in range(lo, hi):
+                out[j] = load(tap[j * step], half_kind, <acc_t*> NULL)
+            if row_index != NULL:
+                for j in range(lo, hi):
+                    out_index[j] = tap_index[j * step]
+            else:
+                for j in range(lo, hi):
+                    out_index[j] = row_offset + base + j * step
+        elif row_index != NULL:
+            for j in range(lo, hi):
+                value = load(tap[j * step], half_kind, <acc_t*> NULL)
+                candidate = tap_index[j * step]
+                better = replaces_at(value, candidate, out[j], out_index[j])
+                out[j] = value if better else out[j]
+                out_index[j] = candidate if better else out_index[j]
+        else:
+            # Offsets grow with t, so a tie keeps the earlier tap.
+            for j in range(lo, hi):
+                value = load(tap[j * step], half_kind, <acc_t*> NULL)
+                better = replaces(value, out[j])
+                out[j] = value if better else out[j]
+                out_index[j] = (row_offset + base + j * step) if better else out_index[j]
+
+
 cdef void max_last_axis(const src_t* src, acc_t* dst, const int64_t* src_index,
                         int64_t* dst_index, const Geometry* g, Py_ssize_t axis,
                         Py_ssize_t outer, acc_t empty_value, int half_kind) noexcept nogil:
@@ -338,15 +383,23 @@ cdef void max_last_axis(const src_t* src, acc_t* dst, const int64_t* src_index,
     cdef Py_ssize_t taps = count[lo] if hi > lo else 0
     cdef const src_t* row
     cdef const src_t* tap
+    cdef const int64_t* row_index
+    cdef int64_t* out_index
     cdef acc_t* out
     cdef acc_t value
     for o in range(outer):
         row = src + o * length
         out = dst + o * out_len
         if dst_index != NULL:
-            max_windows(row, out, (src_index + o * length) if src_index != NULL else NULL,
-                        dst_index + o * out_len, o * length, begin, count, 0, out_len, dil,
+            row_index = (src_index + o * length) if src_index != NULL else NULL
+            out_index = dst_index + o * out_len
+            max_windows(row, out, row_index, out_index, o * length, begin, count, 0, lo, dil,
                         empty_value, half_kind)
+            max_windows(row, out, row_index, out_index, o * length, begin, count, hi, out_len,
+                        dil, empty_value, half_kind)
+            if hi > lo:
+                max_interior_indexed(row, out, row_index, out_index, o * length, begin[lo],
+                                     lo, hi, step, taps, dil, half_kind)
             continue
         max_windows(row, out, NULL, NULL, 0, begin, count, 0, lo, dil, empty_value, half_kind)
         max_windows(row, out, NULL, NULL, 0, begin, count, hi, out_len, dil, empty_value,
@@ -500,7 +553,7 @@ cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexS
             index_scratch = <int64_t*> malloc(num_threads * per_thread * sizeof(int64_t))
             if index_scratch == NULL:
                 return -1
-        for p in prange(planes, schedule='static', num_threads=num_threads):
+        for p in prange(planes, schedule='guided', num_threads=num_threads):
             max_plane(x + p * g.in_plane, out + p * g.out_plane, p, spec,
                       scratch + threadid() * per_thread,
                       (index_scratch + threadid() * per_thread) if with_index else NULL,
