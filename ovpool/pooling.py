@@ -13,15 +13,18 @@ import numpy as np
 
 from ._kernel_select import kernels as _kernels
 from ._shapes import (
+    AxisWindow,
     adaptive_output_shape,
     check_input_shape,
     normalize_auto_pad,
     resolve_pool_axes,
 )
 from .config import get_memory_limit, get_num_threads
-from .errors import BadArgumentError, BadAttributeError, BadDtypeError, MemoryLimitError
+from .errors import (BadArgumentError, BadAttributeError, BadDtypeError, BadShapeError,
+                     MemoryLimitError)
 
-__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool"]
+__all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool",
+           "avg_pool_windows", "max_pool_windows", "DIVISOR_RULES"]
 
 _BFLOAT16_LOWEST = -3.3895313892515355e38  # -(2 - 2**-7) * 2**127
 _INDEX_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
@@ -152,27 +155,50 @@ def _fixed_axis_taps(window):
     return begins, counts
 
 
+# How an average divides each window's sum (see semantics.md):
+#   "exclude_pad"           the number of input elements in the window;
+#   "openvino_include_pad"  the kernel volume whenever any pad is non-zero, else as exclude_pad;
+#   "include_padded"        the taps inside the padded extent [-pad_begin, length + pad_end)
+#                           (ONNX count_include_pad=1, DirectML IncludePadding=TRUE).
+DIVISOR_RULES = ("exclude_pad", "openvino_include_pad", "include_padded")
+
+
+def _padded_taps(window):
+    """Taps of every window that fall inside the padded extent (they all start inside it)."""
+    starts = np.arange(window.output, dtype=np.int64) * window.stride - window.pad_begin
+    reach = window.length + window.pad_end - starts
+    return np.minimum(window.kernel, -(-reach // window.dilation))
+
+
+@functools.lru_cache(maxsize=256)
+def _window_plan(shape, windows, divisor_rule):
+    """Kernel tables (and divisors when ``divisor_rule`` is given) for resolved windows."""
+    taps = [_fixed_axis_taps(w) for w in windows]
+    tables = _WindowTables([w.length for w in windows], [w.output for w in windows],
+                           [w.dilation for w in windows], [t[0] for t in taps],
+                           [t[1] for t in taps], [w.stride for w in windows],
+                           [_interior(t[0], t[1], w.stride) for t, w in zip(taps, windows)])
+    any_pad = any(w.pad_begin or w.pad_end for w in windows)
+    if divisor_rule is None:
+        divisor = None
+    elif divisor_rule == "openvino_include_pad" and any_pad:
+        # OpenVINO's exclude-pad=false divides every window, hanging ones too, by the
+        # full kernel volume whenever there is padding at all.
+        divisor = np.full(tables.out_plane, math.prod(w.kernel for w in windows), np.int64)
+    elif divisor_rule == "include_padded":
+        divisor = _outer_product([_padded_taps(w) for w in windows])
+    else:
+        divisor = _outer_product([t[1] for t in taps])
+    out_shape = tuple(shape[:2]) + tuple(w.output for w in windows)
+    return tables, divisor, out_shape
+
+
 @functools.lru_cache(maxsize=256)
 def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad,
                 divisor_rule):
     axes = resolve_pool_axes(shape, kernel, strides, pads_begin, pads_end, dilations,
                              rounding, auto_pad)
-    taps = [_fixed_axis_taps(w) for w in axes]
-    tables = _WindowTables([w.length for w in axes], [w.output for w in axes],
-                           [w.dilation for w in axes], [t[0] for t in taps], [t[1] for t in taps],
-                           [w.stride for w in axes],
-                           [_interior(t[0], t[1], w.stride) for t, w in zip(taps, axes)])
-    divisor = None
-    if divisor_rule is not None:
-        any_pad = any(w.pad_begin or w.pad_end for w in axes)
-        if divisor_rule == "openvino_include_pad" and any_pad:
-            # OpenVINO's exclude-pad=false divides every window, hanging ones too, by the
-            # full kernel volume whenever there is padding at all.
-            divisor = np.full(tables.out_plane, math.prod(w.kernel for w in axes), np.int64)
-        else:
-            divisor = _outer_product([t[1] for t in taps])
-    out_shape = tuple(shape[:2]) + tuple(w.output for w in axes)
-    return axes, tables, divisor, out_shape
+    return (axes,) + _window_plan(shape, axes, divisor_rule)
 
 
 @functools.lru_cache(maxsize=256)
@@ -270,6 +296,54 @@ def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane
     return out if indices is None else (out, indices)
 
 
+def _check_windows(x, windows):
+    windows = tuple(windows)
+    if len(windows) != x.ndim - 2 or not all(isinstance(w, AxisWindow) for w in windows):
+        raise BadAttributeError(
+            f"expected one AxisWindow per spatial axis ({x.ndim - 2}), got {windows!r}")
+    for a, w in enumerate(windows):
+        if w.length != x.shape[2 + a]:
+            raise BadShapeError(
+                f"window of spatial axis {a} is for length {w.length}, the input has "
+                f"{x.shape[2 + a]}")
+    return windows
+
+
+def avg_pool_windows(x, windows, divisor_rule, out=None):
+    """Average pooling over already-resolved windows (one :class:`AxisWindow` per spatial
+    axis, e.g. from :func:`ovpool._shapes.resolve_pool_axes` or a dialect's own rules) with
+    one of :data:`DIVISOR_RULES`. The dialects call this; validation of their attributes is
+    theirs."""
+    x, storage = _prepare_input(x, "avg_pool")
+    if divisor_rule not in DIVISOR_RULES:
+        raise BadAttributeError(f"divisor rule {divisor_rule!r} is not one of {DIVISOR_RULES}")
+    tables, divisor, out_shape = _window_plan(x.shape, _check_windows(x, windows), divisor_rule)
+    return _run_avg(x, storage, out, tables, divisor, out_shape)
+
+
+def max_pool_windows(x, windows, index_element_type="i64", axis=0, return_indices=True,
+                     out=None, out_indices=None):
+    """Max pooling over already-resolved windows; indices as in :func:`max_pool`."""
+    x, storage = _prepare_input(x, "max_pool")
+    tables, _, out_shape = _window_plan(x.shape, _check_windows(x, windows), None)
+    return _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type,
+                          axis, return_indices)
+
+
+def _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type, axis,
+                   return_indices):
+    index_dtype = _index_dtype(index_element_type) if return_indices else None
+    rank = x.ndim
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
+        raise BadAttributeError(f"attribute 'axis' is {axis!r}; expected an int in [{-rank}, {rank - 1}]")
+    axis = int(axis) % rank
+    plane_modulus = (math.prod(x.shape[:2]) or 1, x.shape[1] or 1, 1, 1)[min(axis, 2)]
+    offset_modulus = math.prod(x.shape[max(axis, 2):])
+    largest_index = math.prod(x.shape[axis:]) - 1
+    return _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype,
+                    plane_modulus, offset_modulus, largest_index)
+
+
 def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=None,
              exclude_pad=True, rounding_type="floor", auto_pad="explicit", out=None):
     """Average pooling with the semantics of OpenVINO AvgPool-16 (-1 and -14 are special cases).
@@ -344,16 +418,8 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     axes, tables, _, out_shape = _plan(
         _fixed_plan, x.shape, _as_key(kernel), _as_key(strides), _as_key(pads_begin),
         _as_key(pads_end), _as_key(dilations), rounding_type, auto_pad, None)
-    index_dtype = _index_dtype(index_element_type) if return_indices else None
-    rank = x.ndim
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
-        raise BadAttributeError(f"attribute 'axis' is {axis!r}; expected an int in [{-rank}, {rank - 1}]")
-    axis = int(axis) % rank
-    plane_modulus = (math.prod(x.shape[:2]) or 1, x.shape[1] or 1, 1, 1)[min(axis, 2)]
-    offset_modulus = math.prod(x.shape[max(axis, 2):])
-    largest_index = math.prod(x.shape[axis:]) - 1
-    return _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype,
-                    plane_modulus, offset_modulus, largest_index)
+    return _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type,
+                          axis, return_indices)
 
 
 def adaptive_avg_pool(x, output_size, out=None):
