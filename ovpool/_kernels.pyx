@@ -50,6 +50,10 @@ cdef enum:
     KIND_FLOAT16 = 0
     KIND_BFLOAT16 = 1
 
+# Input elements per block when planes of a single spatial axis are pooled as rows of one pass.
+cdef enum:
+    ROWS_BLOCK_ELEMENTS = 16384
+
 HALF_FLOAT16 = KIND_FLOAT16
 HALF_BFLOAT16 = KIND_BFLOAT16
 
@@ -157,13 +161,32 @@ cdef inline void pass_shape(const Geometry* g, Py_ssize_t axis, Py_ssize_t* oute
 cdef inline void sum_windows(const src_t* row, acc_t* out, const Py_ssize_t* begin,
                              const Py_ssize_t* count, Py_ssize_t first, Py_ssize_t last,
                              Py_ssize_t dil, int half_kind) noexcept nogil:
-    """Sum windows ``first .. last-1`` of one contiguous row, each on its own."""
-    cdef Py_ssize_t j, t
-    cdef acc_t total
+    """Sum windows ``first .. last-1`` of one contiguous row, each on its own. Long unit-step
+    windows use eight partial sums, which the compiler turns into one vector accumulator."""
+    cdef Py_ssize_t j, t, n
+    cdef const src_t* tap
+    cdef acc_t total, s0, s1, s2, s3, s4, s5, s6, s7
     for j in range(first, last):
+        tap = row + begin[j]
+        n = count[j]
         total = 0
-        for t in range(count[j]):
-            total = total + load(row[begin[j] + t * dil], half_kind, <acc_t*> NULL)
+        t = 0
+        if dil == 1 and n >= 16:
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0
+            while t + 8 <= n:
+                s0 = s0 + load(tap[t], half_kind, <acc_t*> NULL)
+                s1 = s1 + load(tap[t + 1], half_kind, <acc_t*> NULL)
+                s2 = s2 + load(tap[t + 2], half_kind, <acc_t*> NULL)
+                s3 = s3 + load(tap[t + 3], half_kind, <acc_t*> NULL)
+                s4 = s4 + load(tap[t + 4], half_kind, <acc_t*> NULL)
+                s5 = s5 + load(tap[t + 5], half_kind, <acc_t*> NULL)
+                s6 = s6 + load(tap[t + 6], half_kind, <acc_t*> NULL)
+                s7 = s7 + load(tap[t + 7], half_kind, <acc_t*> NULL)
+                t = t + 8
+            total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+        while t < n:
+            total = total + load(tap[t * dil], half_kind, <acc_t*> NULL)
+            t = t + 1
         out[j] = total
 
 
@@ -185,10 +208,12 @@ cdef void sum_last_axis(const src_t* src, acc_t* dst, const Geometry* g, Py_ssiz
     for o in range(outer):
         row = src + o * length
         out = dst + o * out_len
+        if hi - lo < 8:
+            # Too few windows for the loop across them to pay off: one window at a time.
+            sum_windows(row, out, begin, count, 0, out_len, dil, half_kind)
+            continue
         sum_windows(row, out, begin, count, 0, lo, dil, half_kind)
         sum_windows(row, out, begin, count, hi, out_len, dil, half_kind)
-        if hi <= lo:
-            continue
         for j in range(lo, hi):
             out[j] = 0
         for t in range(taps):
@@ -253,6 +278,17 @@ cdef void avg_plane(const store_t* x, store_t* out, acc_t* scratch, const Geomet
         out[i] = store(divide_round_even(dst[i], divisor[i]), half_kind, <store_t*> NULL)
 
 
+cdef void avg_rows(const store_t* x, store_t* out, acc_t* scratch, const Geometry* g,
+                   const int64_t* divisor, Py_ssize_t rows, int half_kind) noexcept nogil:
+    """Average-pool ``rows`` consecutive planes of a single spatial axis in one pass."""
+    cdef Py_ssize_t r, i, n = g.out_plane
+    sum_last_axis(x, scratch, g, 0, rows, half_kind)
+    for r in range(rows):
+        for i in range(n):
+            out[r * n + i] = store(divide_round_even(scratch[r * n + i], divisor[i]), half_kind,
+                                   <store_t*> NULL)
+
+
 cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geometry* g,
                  const int64_t* divisor, int half_kind, int num_threads,
                  acc_t* tag) noexcept nogil:
@@ -260,6 +296,26 @@ cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geomet
     cdef acc_t* scratch = <acc_t*> malloc(num_threads * per_thread * sizeof(acc_t))
     if scratch == NULL:
         return -1
+    cdef Py_ssize_t block, blocks, b, first, rows
+    if g.naxes == 1:
+        # One spatial axis: consecutive planes are rows of a single pass, so small planes are
+        # pooled in blocks instead of paying the per-plane set-up each time.
+        block = min(planes, max(1, ROWS_BLOCK_ELEMENTS // g.in_plane))
+        blocks = (planes + block - 1) // block
+        free(scratch)
+        scratch = <acc_t*> malloc(num_threads * block * g.out_plane * sizeof(acc_t))
+        if scratch == NULL:
+            return -1
+        try:
+            for b in prange(blocks, schedule='guided', num_threads=num_threads):
+                first = b * block
+                rows = min(block, planes - first)
+                avg_rows(x + first * g.in_plane, out + first * g.out_plane,
+                         scratch + threadid() * block * g.out_plane, g, divisor, rows,
+                         half_kind)
+        finally:
+            free(scratch)
+        return 0
     try:
         for p in prange(planes, schedule='guided', num_threads=num_threads):
             avg_plane(x + p * g.in_plane, out + p * g.out_plane,

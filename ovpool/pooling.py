@@ -170,14 +170,37 @@ def _padded_taps(window):
     return np.minimum(window.kernel, -(-reach // window.dilation))
 
 
+def _is_global(window, begins, counts):
+    """One output whose window holds the whole axis, each element once."""
+    return window.output == 1 and begins[0] == 0 and counts[0] == window.length and (
+        window.dilation == 1 or window.length == 1)
+
+
+def _tables_for(windows, taps):
+    """Kernel tables for fixed windows. Trailing axes pooled globally are merged into one
+    axis (flat offsets within a plane do not change), so e.g. global pooling is one pass over
+    contiguous memory instead of one short pass per axis."""
+    trailing_global = 0
+    for window, (begins, counts) in zip(reversed(windows), reversed(taps)):
+        if not _is_global(window, begins, counts):
+            break
+        trailing_global += 1
+    if trailing_global >= 2:
+        keep = len(windows) - trailing_global
+        merged = math.prod(w.length for w in windows[keep:])
+        windows = windows[:keep] + (AxisWindow(merged, merged, merged, 1, 0, 0, 1),)
+        taps = taps[:keep] + [(np.zeros(1, np.int64), np.full(1, merged, np.int64))]
+    return _WindowTables([w.length for w in windows], [w.output for w in windows],
+                         [w.dilation for w in windows], [t[0] for t in taps],
+                         [t[1] for t in taps], [w.stride for w in windows],
+                         [_interior(t[0], t[1], w.stride) for t, w in zip(taps, windows)])
+
+
 @functools.lru_cache(maxsize=256)
 def _window_plan(shape, windows, divisor_rule):
     """Kernel tables (and divisors when ``divisor_rule`` is given) for resolved windows."""
     taps = [_fixed_axis_taps(w) for w in windows]
-    tables = _WindowTables([w.length for w in windows], [w.output for w in windows],
-                           [w.dilation for w in windows], [t[0] for t in taps],
-                           [t[1] for t in taps], [w.stride for w in windows],
-                           [_interior(t[0], t[1], w.stride) for t, w in zip(taps, windows)])
+    tables = _tables_for(windows, taps)
     any_pad = any(w.pad_begin or w.pad_end for w in windows)
     if divisor_rule is None:
         divisor = None
