@@ -34,6 +34,7 @@ cdef extern from "_convert.h" nogil:
     uint16_t ovp_f32_to_f16(float f)
     float ovp_bf16_to_f32(uint16_t h)
     uint16_t ovp_f32_to_bf16(float f)
+    void ovp_add_f16_row(float* acc, const uint16_t* row, Py_ssize_t n)
 
 cdef extern from *:
     """
@@ -229,6 +230,21 @@ cdef void sum_last_axis(const src_t* src, acc_t* dst, const Geometry* g, Py_ssiz
                     out[j] += load(tap[step * j], half_kind, <acc_t*> NULL)
 
 
+cdef inline void accumulate_row(acc_t* acc, const src_t* row, Py_ssize_t n,
+                                int half_kind) noexcept nogil:
+    """acc[i] += row[i]; the 16-bit float kind is decided outside the loop so it vectorises."""
+    cdef Py_ssize_t i
+    if src_t is cython.ushort and acc_t is float:
+        if half_kind == KIND_BFLOAT16:
+            for i in range(n):
+                acc[i] += ovp_bf16_to_f32(row[i])
+        else:
+            ovp_add_f16_row(acc, row, n)
+    else:
+        for i in range(n):
+            acc[i] += <acc_t> row[i]
+
+
 cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
                    int half_kind) noexcept nogil:
     cdef Py_ssize_t outer, inner, o, j, t, i
@@ -248,8 +264,7 @@ cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t a
                 acc[i] = 0
             for t in range(count[j]):
                 row = src + (o * length + begin[j] + t * dil) * inner
-                for i in range(inner):
-                    acc[i] += load(row[i], half_kind, <acc_t*> NULL)
+                accumulate_row(acc, row, inner, half_kind)
 
 
 cdef inline acc_t divide_round_even(acc_t total, int64_t divisor) noexcept nogil:

@@ -28,6 +28,9 @@ __all__ = [
 
 AUTO_PADS = ("explicit", "same_upper", "same_lower", "valid")
 ROUNDING_TYPES = ("floor", "ceil", "ceil_torch")
+# Larger attribute values cannot describe a real window and would overflow the int64 window
+# arithmetic; they are refused outright.
+MAX_ATTRIBUTE_VALUE = 1 << 40
 # OpenVINO's PadType enum spells explicit padding "notset" too.
 _AUTO_PAD_ALIASES = {"notset": "explicit"}
 
@@ -87,6 +90,11 @@ def normalize_per_axis(name, value, rank, default=None, minimum=0):
             )
         values = tuple(int(v) for v in values)
     for v in values:
+        if v > MAX_ATTRIBUTE_VALUE:
+            raise BadAttributeError(
+                f"attribute '{name}' is {list(values)!r}; values above {MAX_ATTRIBUTE_VALUE} "
+                "are not supported"
+            )
         if v < minimum:
             what = "positive" if minimum == 1 else f"at least {minimum}"
             raise BadAttributeError(

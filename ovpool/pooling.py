@@ -58,7 +58,10 @@ def _storage_for(dtype):
 def _prepare_input(x, op):
     """Return ``x`` as a C-contiguous array of a supported dtype (copied only if needed)."""
     if not isinstance(x, np.ndarray):
-        x = np.asarray(x)
+        try:
+            x = np.asarray(x)
+        except (ValueError, TypeError) as error:
+            raise BadArgumentError(f"{op}: the input is not an array: {error}") from None
     storage = _storage_for(x.dtype)
     if storage is None:
         raise BadDtypeError(f"{op}: input dtype {x.dtype} is not supported; use one of {_SUPPORTED}")
@@ -117,10 +120,7 @@ class _WindowTables:
         self.count = np.ascontiguousarray(np.concatenate(counts), dtype=np.intp)
         self.stride = np.asarray(strides, dtype=np.intp)
         self.interior = np.asarray(interiors, dtype=np.intp).ravel()
-        # Pass a (outermost axis first) turns axis a from length into output.
-        self.scratch = max(
-            math.prod(outputs[: a + 1]) * math.prod(lengths[a + 1:]) for a in range(len(lengths))
-        )
+        self.scratch = _scratch_elements(lengths, outputs)
         self.in_plane = math.prod(lengths)
         self.out_plane = math.prod(outputs)
 
@@ -196,9 +196,31 @@ def _tables_for(windows, taps):
                          [_interior(t[0], t[1], w.stride) for t, w in zip(taps, windows)])
 
 
+def _check_plan_size(lengths, outputs):
+    """Refuse before building window tables whose size (or the per-plane output and scratch
+    they imply) exceeds the memory limit, whatever the batch: tables are O(sum of outputs)."""
+    limit = get_memory_limit()
+    per_plane = math.prod(outputs) * 8
+    scratch = _scratch_elements(lengths, outputs) * 16
+    tables = sum(outputs) * 32
+    if max(per_plane, scratch, tables) > limit:
+        raise MemoryLimitError(
+            f"pooling {list(lengths)} to {list(outputs)} per plane needs more than the memory "
+            f"limit of {limit} bytes for its output, window tables or scratch space "
+            "(see ovpool.set_memory_limit)"
+        )
+
+
+def _scratch_elements(lengths, outputs):
+    # Pass a (outermost axis first) turns axis a from length into output.
+    return max(math.prod(outputs[: a + 1]) * math.prod(lengths[a + 1:])
+               for a in range(len(lengths)))
+
+
 @functools.lru_cache(maxsize=256)
 def _window_plan(shape, windows, divisor_rule):
     """Kernel tables (and divisors when ``divisor_rule`` is given) for resolved windows."""
+    _check_plan_size([w.length for w in windows], [w.output for w in windows])
     taps = [_fixed_axis_taps(w) for w in windows]
     tables = _tables_for(windows, taps)
     any_pad = any(w.pad_begin or w.pad_end for w in windows)
@@ -227,6 +249,7 @@ def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, roundin
 @functools.lru_cache(maxsize=256)
 def _adaptive_plan(shape, output_size):
     out_shape = adaptive_output_shape(shape, output_size)
+    _check_plan_size(shape[2:], out_shape[2:])
     begins, counts, strides, interiors = [], [], [], []
     for length, size in zip(shape[2:], out_shape[2:]):
         index = np.arange(size, dtype=np.int64)
@@ -246,9 +269,11 @@ def _as_key(value):
     if value is None or isinstance(value, (int, str)):
         return value
     try:
+        if any(isinstance(v, (bool, np.bool_)) for v in value):
+            return value  # left for normalize_per_axis to reject with a clear message
         return tuple(operator.index(v) for v in value)
     except TypeError:
-        return value  # left for normalize_per_axis to reject with a clear message
+        return value
 
 
 def _plan(function, *args):
