@@ -20,6 +20,7 @@ from .errors import OvpoolError
 from .ir import Model, read_model
 from .pooling import adaptive_avg_pool, adaptive_max_pool, avg_pool, max_pool
 from .runtime import CompiledModel, compile_model
+from . import directml, onnx  # noqa: E402  (dialects; ovpool.onnx never imports the onnx package)
 
 __version__ = "0.1.0"
 openmp_enabled = _kernels.openmp_enabled
@@ -44,4 +45,6 @@ __all__ = [
     "compile_model",
     "Model",
     "CompiledModel",
+    "onnx",
+    "directml",
 ]

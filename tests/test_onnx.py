@@ -1,0 +1,460 @@
+"""ovpool.onnx: the ONNX pooling dialect, every version.
+
+1. The onnx package's own backend node cases for AveragePool, MaxPool, GlobalAveragePool,
+   GlobalMaxPool and LpPool, attributes read from each generated model.
+2. Seeded random one-node models per opset against onnxruntime's CPU provider, with the corners
+   where onnxruntime deviates from the spec kept out and asserted separately.
+3. Hand-worked spec examples: version rules, dtypes, storage_order, NaN, the listed corners.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import onnx_oracle as oracle
+import ovpool
+from ovpool.errors import BadAttributeError, BadDtypeError
+from ovpool.onnx import VERSIONS, op_version
+
+ort = pytest.importorskip("onnxruntime")
+ort.set_default_logger_severity(4)
+
+
+# --------------------------------------------------------------------------------------------
+# 1. The onnx backend node cases
+# --------------------------------------------------------------------------------------------
+
+def _close(got, want):
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if want.dtype.kind == "f":
+        return np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-3, atol=1e-7)
+    return np.array_equal(got, want)
+
+
+def test_onnx_backend_node_cases():
+    cases = oracle.backend_cases()
+    assert {m.graph.node[0].op_type for _, m, _, _ in cases} == set(oracle.POOL_OPS)
+    failed = []
+    for name, model, inputs, outputs in cases:
+        node = model.graph.node[0]
+        got = oracle.run_ovpool(node.op_type, oracle.node_attributes(node), inputs[0],
+                                oracle.model_opset(model), len(outputs))
+        if not all(_close(g, w) for g, w in zip(got, outputs)):
+            failed.append(name)
+    print(f"\nONNX backend node cases: {len(cases) - len(failed)}/{len(cases)} passed")
+    # None contradicts semantics.md: every expected output is reproduced.
+    assert failed == []
+
+
+# --------------------------------------------------------------------------------------------
+# 2. Random configurations against onnxruntime
+# --------------------------------------------------------------------------------------------
+
+OPSETS = (1, 7, 8, 10, 11, 12, 18, 19, 22)
+CONFIGS_PER_OPSET = 250
+RANDOM_OPS = ("AveragePool", "MaxPool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
+# onnxruntime implements AveragePool from opset 7 and LpPool from opset 2 only.
+_ORT_SINCE = {"AveragePool": 7, "LpPool": 2}
+_TOLERANCE = {"float32": (1e-5, 1e-6), "float16": (2e-3, 2e-3), "float64": (1e-12, 1e-12)}
+
+
+def _ort_dtypes(op, opset):
+    """Element types onnxruntime's CPU provider runs for ``op`` at ``opset`` (float16 below
+    opset 7 fails: onnxruntime inserts a Cast that does not exist there)."""
+    dtypes = ["float32"]
+    if opset >= 7:
+        dtypes.append("float16")
+    if op == "MaxPool" and opset >= 8:
+        dtypes.append("float64")
+    if op == "MaxPool" and opset >= 12:
+        dtypes += ["int8", "uint8"]
+    return dtypes
+
+
+def _same_pad_negative(shape, attrs):
+    """SAME_* where (ceil(L/s) - 1)*s + dilated kernel - L < 0 (see the listed differences)."""
+    if attrs.get("auto_pad", "NOTSET") not in ("SAME_UPPER", "SAME_LOWER"):
+        return False
+    rank = len(shape) - 2
+    strides = attrs.get("strides", [1] * rank)
+    dilations = attrs.get("dilations", [1] * rank)
+    for length, k, s, d in zip(shape[2:], attrs["kernel_shape"], strides, dilations):
+        out = -(-length // s)
+        if (out - 1) * s + (k - 1) * d + 1 - length < 0:
+            return True
+    return False
+
+
+def _has_empty_window(version, shape, attrs):
+    windows = ovpool.onnx.resolve_windows(
+        version, shape, attrs["kernel_shape"], attrs.get("auto_pad", "NOTSET"),
+        attrs.get("ceil_mode", 0), attrs.get("dilations"), attrs.get("pads"),
+        attrs.get("strides"))
+    return bool((ovpool.onnx._real_taps(windows) == 0).any())
+
+
+def _random_config(rng, op, opset):
+    version = op_version(op, opset)
+    while True:
+        rank = int(rng.integers(1, 4))
+        shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4))) + tuple(
+            int(rng.integers(1, 8)) for _ in range(rank))
+        dtype = np.dtype(str(rng.choice([d for d in _ort_dtypes(op, opset)
+                                         if d in version.dtypes])))
+        if op.startswith("Global"):
+            return {}, shape, dtype
+        kernel = [int(rng.integers(1, 4)) for _ in range(rank)]
+        attrs = {"kernel_shape": kernel}
+        if rng.random() < 0.8:
+            attrs["strides"] = [int(rng.integers(1, 4)) for _ in range(rank)]
+        dilated = False
+        if "dilations" in version.attributes and rng.random() < 0.5:
+            attrs["dilations"] = [int(rng.integers(1, 3)) for _ in range(rank)]
+            dilated = any(d > 1 for d in attrs["dilations"])
+        r = rng.random()
+        if r < 0.6:
+            if rng.random() < 0.8:
+                attrs["pads"] = [int(rng.integers(0, k)) for k in kernel * 2]
+        elif r < 0.75:
+            attrs["auto_pad"] = "VALID"
+        else:
+            if dilated:
+                continue  # onnxruntime: SAME pads from the undilated kernel (listed)
+            attrs["auto_pad"] = str(rng.choice(["SAME_UPPER", "SAME_LOWER"]))
+        if "ceil_mode" in version.attributes and rng.random() < 0.5:
+            attrs["ceil_mode"] = 1
+        if "count_include_pad" in version.attributes and rng.random() < 0.5:
+            attrs["count_include_pad"] = 1
+        if "storage_order" in version.attributes and rng.random() < 0.3:
+            attrs["storage_order"] = 1
+        if op == "LpPool":
+            attrs["p"] = int(rng.integers(1, 4))
+        if _same_pad_negative(shape, attrs):
+            continue  # onnxruntime refuses or shifts the window (listed)
+        try:
+            empty = _has_empty_window(version, shape, attrs)
+        except ovpool.errors.OvpoolError:
+            continue  # nothing to pool: the dilated kernel is larger than the padded input
+        if op == "MaxPool" and empty:
+            continue  # onnxruntime reports a negative index there (listed)
+        return attrs, shape, dtype
+
+
+def _random_input(rng, shape, dtype):
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, int(info.max) + 1, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _agrees(op, ours, theirs, dtype):
+    if [(a.shape, a.dtype) for a in ours] != [(b.shape, b.dtype) for b in theirs]:
+        return False
+    if dtype.kind == "f" and op not in ("MaxPool", "GlobalMaxPool"):
+        rtol, atol = _TOLERANCE[dtype.name]
+        return np.allclose(ours[0].astype(np.float64), theirs[0].astype(np.float64),
+                           rtol=rtol, atol=atol)
+    return all(np.array_equal(a, b) for a, b in zip(ours, theirs))
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_random_configurations_match_onnxruntime(opset):
+    rng = np.random.default_rng(1000 + opset)
+    ops = [op for op in RANDOM_OPS if opset >= _ORT_SINCE.get(op, 1)]
+    mismatches = []
+    for i in range(CONFIGS_PER_OPSET):
+        op = ops[i % len(ops)]
+        attrs, shape, dtype = _random_config(rng, op, opset)
+        x = _random_input(rng, shape, dtype)
+        n_outputs = 2 if op == "MaxPool" and opset >= 8 else 1
+        theirs = oracle.run_onnxruntime(op, attrs, x, opset, n_outputs)
+        ours = oracle.run_ovpool(op, attrs, x, opset, n_outputs)
+        if not _agrees(op, ours, theirs, dtype):
+            mismatches.append((op, attrs, shape, dtype.name))
+    matched = CONFIGS_PER_OPSET - len(mismatches)
+    print(f"\nopset {opset}: {matched}/{CONFIGS_PER_OPSET} random configurations match "
+          f"onnxruntime ({', '.join(ops)})")
+    assert mismatches == []
+
+
+# --------------------------------------------------------------------------------------------
+# The listed spec-vs-onnxruntime differences: ovpool's (the spec's) answer, and a check that
+# onnxruntime still differs (if one of those starts failing, onnxruntime changed: update
+# docs/semantics.md and README's table).
+# --------------------------------------------------------------------------------------------
+
+def _ort_or_error(op, attrs, x, opset, n_outputs=1):
+    try:
+        return oracle.run_onnxruntime(op, attrs, x, opset, n_outputs)
+    except Exception as error:  # noqa: BLE001 - onnxruntime raises its own types
+        return str(error)
+
+
+def test_same_pads_come_from_the_dilated_kernel():
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
+    attrs = dict(kernel_shape=[2], auto_pad="SAME_UPPER", dilations=[3])
+    # Dilated kernel 4: O = 6, total pad 3 -> 1 before, 2 after; window j reads j-1 and j+2.
+    values, indices = ovpool.onnx.max_pool(x, **attrs)
+    np.testing.assert_array_equal(values, [[[3, 4, 5, 6, 4, 5]]])
+    np.testing.assert_array_equal(indices, [[[2, 3, 4, 5, 3, 4]]])
+    avg = ovpool.onnx.average_pool(x, **attrs)
+    np.testing.assert_array_equal(avg, [[[3, 2.5, 3.5, 4.5, 4, 5]]])
+    # onnxruntime pads for the undilated kernel: 4 outputs, not ceil(6 / 1) = 6.
+    assert oracle.run_onnxruntime("MaxPool", attrs, x, 22, 2)[0].shape == (1, 1, 4)
+    assert oracle.run_onnxruntime("AveragePool", attrs, x, 22)[0].shape == (1, 1, 4)
+
+
+def test_same_pad_is_never_negative():
+    # L=3, k=1, s=3: O = 1 and (O-1)*s + k - L = -2, clamped to 0: the window reads x[0].
+    x = np.array([[[1, 2, 3]]], np.float32)
+    for opset in (10, 11, 19, 22):
+        for count_include_pad in (0, 1):
+            for ceil_mode in (0, 1):
+                attrs = dict(kernel_shape=[1], strides=[3], auto_pad="SAME_UPPER",
+                             ceil_mode=ceil_mode, count_include_pad=count_include_pad)
+                np.testing.assert_array_equal(
+                    ovpool.onnx.average_pool(x, opset=opset, **attrs), [[[1]]])
+                theirs = _ort_or_error("AveragePool", attrs, x, opset)
+                # onnxruntime refuses ("padding values must be non-negative") or pads by -1
+                # and reads x[1].
+                assert isinstance(theirs, str) and "non-negative" in theirs or \
+                    theirs[0].tolist() == [[[2.0]]], theirs
+    attrs = dict(kernel_shape=[1], auto_pad="SAME_UPPER", strides=[3])
+    values, indices = ovpool.onnx.max_pool(x, opset=12, **attrs)
+    assert values.tolist() == [[[1]]] and indices.tolist() == [[[0]]]
+    assert "non-negative" in str(_ort_or_error("MaxPool", attrs, x, 7))
+    assert [a.tolist() for a in _ort_or_error("MaxPool", attrs, x, 12, 2)] == [[[[2.0]]], [[[1]]]]
+
+
+def test_empty_max_window_index():
+    # A dilated window that skips the whole axis: taps -1 and 1 on an axis of length 1.
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 2, 1, 3)
+    attrs = dict(kernel_shape=[2, 1], dilations=[2, 1], pads=[1, 0, 1, 0])
+    values, indices = ovpool.onnx.max_pool(x, **attrs)
+    assert (values == np.finfo(np.float32).min).all()
+    # The position of the window's own plane start (axis=0 indices), as OpenVINO does.
+    np.testing.assert_array_equal(indices, [[[[0, 0, 0]], [[3, 3, 3]]]])
+    theirs = oracle.run_onnxruntime("MaxPool", attrs, x, 12, 2)
+    np.testing.assert_array_equal(theirs[0], values)
+    assert (theirs[1] < 0).all()  # onnxruntime: a negative index, -4
+    np.testing.assert_array_equal(ovpool.onnx.average_pool(x, opset=19, **attrs), 0)
+
+
+# --------------------------------------------------------------------------------------------
+# 3. Hand-worked examples and version rules
+# --------------------------------------------------------------------------------------------
+
+def test_import_ovpool_does_not_import_onnx():
+    code = "import sys, ovpool; ovpool.onnx.max_pool; ovpool.directml; " \
+           "sys.exit(1 if 'onnx' in sys.modules else 0)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_version_table_matches_the_specs():
+    assert [v.since for v in VERSIONS["AveragePool"]] == [1, 7, 10, 11, 19, 22]
+    assert [v.since for v in VERSIONS["MaxPool"]] == [1, 8, 10, 11, 12, 22]
+    assert [v.since for v in VERSIONS["LpPool"]] == [1, 2, 11, 18, 22]
+    assert op_version("AveragePool", 18).name == "AveragePool-11"
+    assert op_version("MaxPool", 9).name == "MaxPool-8"
+    assert op_version("LpPool", 28).name == "LpPool-22"
+    onnx_defs = pytest.importorskip("onnx.defs")
+    for op, versions in VERSIONS.items():
+        for v in versions:
+            schema = onnx_defs.get_schema(op, v.since)
+            assert schema.since_version == v.since
+            assert v.attributes == set(schema.attributes), v.name
+            assert v.indices == (len(schema.outputs) == 2)
+
+
+def test_version_dtypes_match_onnx_defs():
+    onnx_defs = pytest.importorskip("onnx.defs")
+    names = {"tensor(double)": "float64", "tensor(float)": "float32",
+             "tensor(float16)": "float16", "tensor(bfloat16)": "bfloat16",
+             "tensor(int8)": "int8", "tensor(uint8)": "uint8"}
+    for op, versions in VERSIONS.items():
+        for v in versions:
+            schema = onnx_defs.get_schema(op, v.since)
+            t = next(c for c in schema.type_constraints if c.type_param_str == "T")
+            assert v.dtypes == {names[s] for s in t.allowed_type_strs}, v.name
+
+
+@pytest.mark.parametrize("call, opset, name, since", [
+    (lambda x, o: ovpool.onnx.average_pool(x, [2], count_include_pad=1, opset=o), 6,
+     "count_include_pad", 7),
+    (lambda x, o: ovpool.onnx.average_pool(x, [2], ceil_mode=1, opset=o), 9, "ceil_mode", 10),
+    (lambda x, o: ovpool.onnx.average_pool(x, [2], dilations=[1], opset=o), 18, "dilations", 19),
+    (lambda x, o: ovpool.onnx.max_pool(x, [2], storage_order=1, opset=o,
+                                       return_indices=False), 7, "storage_order", 8),
+    (lambda x, o: ovpool.onnx.max_pool(x, [2], dilations=[2], opset=o), 9, "dilations", 10),
+    (lambda x, o: ovpool.onnx.max_pool(x, [2], ceil_mode=1, opset=o), 9, "ceil_mode", 10),
+    (lambda x, o: ovpool.onnx.lp_pool(x, [2], ceil_mode=1, opset=o), 17, "ceil_mode", 18),
+    (lambda x, o: ovpool.onnx.lp_pool(x, [2], dilations=[2], opset=o), 17, "dilations", 18),
+])
+def test_attributes_a_version_lacks_are_refused(call, opset, name, since):
+    x = np.ones((1, 1, 4), np.float32)
+    with pytest.raises(BadAttributeError, match=rf"'{name}' = .* does not exist in .*-\d+ "
+                                                rf"\(opset {opset}\)"):
+        call(x, opset)
+    call(x, since)
+
+
+def test_maxpool_indices_need_opset_8():
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 4)
+    with pytest.raises(BadAttributeError, match="MaxPool-1 .*no Indices"):
+        ovpool.onnx.max_pool(x, [2], opset=7)
+    np.testing.assert_array_equal(
+        ovpool.onnx.max_pool(x, [2], opset=1, return_indices=False), [[[1, 2, 3]]])
+    values, indices = ovpool.onnx.max_pool(x, [2], opset=8)
+    assert indices.dtype == np.int64 and indices.tolist() == [[[1, 2, 3]]]
+
+
+@pytest.mark.parametrize("op, dtype, refused, accepted", [
+    ("max_pool", np.int8, 11, 12),
+    ("max_pool", np.uint8, 11, 12),
+    ("max_pool", "bfloat16", 12, 22),
+    ("average_pool", "bfloat16", 19, 22),
+    ("lp_pool", "bfloat16", 18, 22),
+    ("global_average_pool", "bfloat16", 1, 22),
+    ("global_max_pool", "bfloat16", 1, 22),
+    ("average_pool", np.int8, 22, None),
+    ("max_pool", np.int32, 22, None),
+])
+def test_dtypes_per_version(op, dtype, refused, accepted):
+    if dtype == "bfloat16":
+        dtype = pytest.importorskip("ml_dtypes").bfloat16
+    x = (np.arange(8).reshape(1, 1, 8) % 5).astype(dtype)
+    function = getattr(ovpool.onnx, op)
+    args = () if op.startswith("global") else ([2],)
+    with pytest.raises(BadDtypeError, match=rf"opset {refused}"):
+        function(x, *args, opset=refused)
+    if accepted is not None:
+        out = function(x, *args, opset=accepted)
+        out = out[0] if isinstance(out, tuple) else out
+        assert out.dtype == x.dtype
+
+
+def test_bfloat16_average_and_max():
+    bf16 = pytest.importorskip("ml_dtypes").bfloat16
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
+    avg = ovpool.onnx.average_pool(x.astype(bf16), [3], strides=[2], pads=[1, 1], ceil_mode=1,
+                                   count_include_pad=1)
+    assert avg.dtype == bf16 and avg.astype(np.float32).tolist() == [[[1, 3, 5, 3]]]
+    values, indices = ovpool.onnx.max_pool(x.astype(bf16), [2], strides=[2])
+    assert values.astype(np.float32).tolist() == [[[2, 4, 6]]] and indices.tolist() == [[[1, 3, 5]]]
+
+
+def test_average_pool_1_always_excludes_padding():
+    # Not runnable in onnxruntime (no AveragePool-1 kernel): the spec's words, by hand.
+    x = np.array([[[1, 2, 3, 4]]], np.float32)
+    got = ovpool.onnx.average_pool(x, [3], pads=[1, 1], opset=1)
+    np.testing.assert_allclose(got, [[[1.5, 2, 3, 3.5]]])
+    include = ovpool.onnx.average_pool(x, [3], pads=[1, 1], count_include_pad=1, opset=7)
+    np.testing.assert_allclose(include, [[[1, 2, 3, 7 / 3]]])
+
+
+def test_count_include_pad_divisor_of_hanging_windows():
+    # semantics.md's example: x = 1..6, k3 s2 pads 1/1, ceil: the last window covers x[5], one
+    # pad tap inside the padded extent and one beyond it: 6 / 2 = 3 (onnxruntime agrees).
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
+    attrs = dict(kernel_shape=[3], strides=[2], pads=[1, 1], ceil_mode=1, count_include_pad=1)
+    np.testing.assert_array_equal(ovpool.onnx.average_pool(x, **attrs), [[[1, 3, 5, 3]]])
+    np.testing.assert_array_equal(oracle.run_onnxruntime("AveragePool", attrs, x, 22)[0],
+                                  [[[1, 3, 5, 3]]])
+
+
+def test_ceil_mode_drops_a_window_starting_in_the_right_padding():
+    # L=5, k2 s2 pads 0/1: ceil gives 3 windows starting at 0, 2, 4; none starts in the pad.
+    x = np.arange(1, 6, dtype=np.float32).reshape(1, 1, 5)
+    assert ovpool.onnx.average_pool(x, [2], strides=[2], pads=[0, 1], ceil_mode=1).shape[-1] == 3
+    # L=4, k2 s2 pads 0/1: ceil length 3, but window 2 would start at 4 = L + pad_begin: dropped.
+    x = np.arange(1, 5, dtype=np.float32).reshape(1, 1, 4)
+    np.testing.assert_array_equal(
+        ovpool.onnx.average_pool(x, [2], strides=[2], pads=[0, 1], ceil_mode=1), [[[1.5, 3.5]]])
+    # VALID with ceil: L=3 k2 s2 gives 2 windows (the second hangs over the end).
+    x = np.arange(3, dtype=np.float32).reshape(1, 1, 3)
+    np.testing.assert_array_equal(
+        ovpool.onnx.average_pool(x, [2], strides=[2], auto_pad="VALID", ceil_mode=1),
+        [[[0.5, 2]]])
+
+
+def test_storage_order_column_major_within_each_plane():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    _, rows = ovpool.onnx.max_pool(x, [2, 3], strides=[2, 1], pads=[1, 0, 0, 1])
+    _, cols = ovpool.onnx.max_pool(x, [2, 3], strides=[2, 1], pads=[1, 0, 0, 1], storage_order=1)
+    plane, within = np.divmod(rows, 20)
+    h, w = np.divmod(within, 4)
+    np.testing.assert_array_equal(cols, plane * 20 + w * 5 + h)
+    theirs = oracle.run_onnxruntime(
+        "MaxPool", dict(kernel_shape=[2, 3], strides=[2, 1], pads=[1, 0, 0, 1], storage_order=1),
+        x, 12, 2)
+    np.testing.assert_array_equal(cols, theirs[1])
+    # 1-D: the same either way.
+    y = x.reshape(2, 3, 20)
+    assert np.array_equal(ovpool.onnx.max_pool(y, [3], storage_order=1)[1],
+                          ovpool.onnx.max_pool(y, [3])[1])
+
+
+def test_max_pool_nan_and_ties():
+    x = np.array([[[np.nan, 1, np.nan, np.nan, 2, 2]]], np.float32)
+    values, indices = ovpool.onnx.max_pool(x, [2], strides=[2])
+    np.testing.assert_array_equal(values, [[[1, np.nan, 2]]])
+    np.testing.assert_array_equal(indices, [[[1, 2, 4]]])
+
+
+def test_lp_pool_versions_and_padding():
+    x = np.array([[[3, -4, 0, 5, 12]]], np.float32)
+    # p = 2 over k2 s1 pads 1/1: padding contributes nothing.
+    want = [[[3, 5, 4, 5, 13, 12]]]
+    for opset in (2, 11, 18, 22):
+        np.testing.assert_allclose(ovpool.onnx.lp_pool(x, [2], pads=[1, 1], opset=opset), want)
+    # LpPool-1 takes a float p; from opset 2 p is an int.
+    np.testing.assert_allclose(ovpool.onnx.lp_pool(x, [2], p=1.5, opset=1)[0, 0, 0],
+                               (3 ** 1.5 + 4 ** 1.5) ** (1 / 1.5), rtol=1e-6)
+    with pytest.raises(BadAttributeError, match="'p' is an int"):
+        ovpool.onnx.lp_pool(x, [2], p=1.5, opset=2)
+    with pytest.raises(BadAttributeError, match="'p' must be a positive"):
+        ovpool.onnx.lp_pool(x, [2], p=0)
+    # ceil_mode and dilations from 18: the hanging window sums its input elements only.
+    np.testing.assert_allclose(
+        ovpool.onnx.lp_pool(x, [2], strides=[2], dilations=[2], pads=[0, 1], ceil_mode=1, p=1,
+                            opset=18),
+        [[[3, 12, 12]]])
+    np.testing.assert_allclose(ovpool.onnx.global_lp_pool(x, p=1), [[[24]]])
+    np.testing.assert_allclose(ovpool.onnx.global_lp_pool(x, p=3.0, opset=1),
+                               [[[np.cbrt(27 + 64 + 125 + 1728)]]], rtol=1e-6)
+
+
+def test_global_pools():
+    x = np.random.default_rng(2).standard_normal((2, 3, 4, 5, 2)).astype(np.float32)
+    np.testing.assert_allclose(ovpool.onnx.global_average_pool(x),
+                               x.mean(axis=(2, 3, 4), keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(ovpool.onnx.global_max_pool(x),
+                                  x.max(axis=(2, 3, 4), keepdims=True))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(kernel_shape=[2], pads=[2, 0]), r"'pads' = \[2, 0\].*smaller than kernel_shape 2"),
+    (dict(kernel_shape=[2], pads=[1, 0], auto_pad="VALID"), "cannot be used with auto_pad"),
+    (dict(kernel_shape=[2], auto_pad="SAME"), "'auto_pad'"),
+    (dict(kernel_shape=[2, 2]), "'kernel_shape' has 2 values"),
+    (dict(kernel_shape=[2], pads=[1]), "'pads' has 1 values"),
+    (dict(kernel_shape=[2], strides=[0]), "'strides' must be positive"),
+    (dict(kernel_shape=[2], ceil_mode=2), "'ceil_mode' must be 0 or 1"),
+    (dict(kernel_shape=[9]), "larger than the padded input"),
+    (dict(kernel_shape=[2], opset=29), "newer than the newest"),
+    (dict(kernel_shape=[2], opset=0), "positive int"),
+])
+def test_bad_attributes(kwargs, match):
+    x = np.ones((1, 1, 4), np.float32)
+    with pytest.raises(BadAttributeError, match=match):
+        ovpool.onnx.average_pool(x, **kwargs)
+
+
+def test_zero_pads_with_auto_pad_are_accepted():
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 4)
+    np.testing.assert_array_equal(
+        ovpool.onnx.average_pool(x, [2], pads=[0, 0], auto_pad="VALID"), [[[0.5, 1.5, 2.5]]])
