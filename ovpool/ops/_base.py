@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import BadAttributeError, BadDtypeError, BadShapeError
 
 __all__ = ["Spec", "Op", "common_dtype", "broadcast_shapes", "normalize_axes", "const_ints",
+           "run_ints",
            "is_known"]
 
 
@@ -90,11 +91,31 @@ def normalize_axes(axes, rank, what="axes"):
 
 
 def const_ints(spec, what):
-    """The integer values of an input known at compile time, or None if it is not known."""
+    """The integer values of an input known at compile time, or None if it is not known.
+
+    The element type and rank are checked even when the values are not known, so that
+    ``run`` can rely on :func:`run_ints` seeing integers."""
+    if spec.dtype.kind not in "iu":
+        raise BadDtypeError(f"{what} must be integers, got element type {spec.dtype}")
+    if spec.shape is not None and len(spec.shape) > 1:
+        raise BadShapeError(f"{what} must be a scalar or 1-D, got shape {list(spec.shape)}")
     if spec.value is None:
         return None
-    if spec.value.dtype.kind not in "iu":
-        raise BadDtypeError(f"{what} must be integers, got element type {spec.value.dtype}")
-    if spec.value.ndim > 1:
-        raise BadShapeError(f"{what} must be a scalar or 1-D, got shape {list(spec.value.shape)}")
-    return tuple(int(v) for v in spec.value.reshape(-1))
+    return run_ints(spec.value, what)
+
+
+# No shape, permutation or list of axes needs more values than an array has dimensions.
+MAX_INT_VALUES = 64
+
+
+def run_ints(array, what):
+    """The values of an integer input given at run time (a scalar or 1-D array) as ints."""
+    array = np.asarray(array)
+    if array.dtype.kind not in "iu":
+        raise BadDtypeError(f"{what} must be integers, got element type {array.dtype}")
+    if array.ndim > 1:
+        raise BadShapeError(f"{what} must be a scalar or 1-D, got shape {list(array.shape)}")
+    if array.size > MAX_INT_VALUES:
+        raise BadShapeError(f"{what} has {array.size} values; at most {MAX_INT_VALUES} "
+                            "(one per axis) make sense")
+    return tuple(int(v) for v in array.reshape(-1))
