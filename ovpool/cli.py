@@ -1,7 +1,8 @@
-"""The ``ovpool`` command: ``ovpool run MODEL.xml`` and ``ovpool info MODEL.xml``.
+"""The ``ovpool`` command: ``ovpool run``, ``ovpool info`` and ``ovpool check MODEL.xml``.
 
 Errors in the model, the inputs or the arguments print one line on stderr and exit with 2;
-anything else is an internal error (exit 1). ``--debug`` adds tracebacks and a per-layer trace.
+anything else is an internal error (exit 1); ``check`` exits with 3 when the engines disagree.
+``--debug`` adds tracebacks and a per-layer trace.
 """
 
 import argparse
@@ -13,14 +14,16 @@ import traceback
 import numpy as np
 
 from . import __version__
-from .errors import BadArgumentError, OvpoolError
+from . import openvino as bridge
+from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
 from .ops import lookup
 from .runtime import _unsupported, compile_model
 
 __all__ = ["main"]
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_DISAGREE = 0, 1, 2, 3
+ENGINES = ("auto", "ovpool", "openvino")
 
 
 def _positive_int(text):
@@ -60,6 +63,24 @@ def _parser():
                      help="run K times and report the best and mean time (default 1)")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     run.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
+    run.add_argument("--engine", choices=ENGINES, default="auto",
+                     help="ovpool: ovpool's own runtime; openvino: OpenVINO's CPU plugin with "
+                          "ovpool's pooling (any model OpenVINO runs); auto (default): ovpool "
+                          "when it runs every layer, else openvino when installed")
+
+    check = commands.add_parser(
+        "check", parents=[common], help="compare ovpool, OpenVINO and OpenVINO with ovpool",
+        description="Run a model with ovpool's runtime (when it runs every layer), OpenVINO's "
+                    "CPU plugin, and OpenVINO with ovpool's pooling, on the same inputs; print "
+                    "per output the largest absolute and relative differences from OpenVINO and "
+                    "the elements out of tolerance. Exit 0 when all agree, 3 when not.")
+    check.add_argument("model", metavar="MODEL.xml", help="the IR model")
+    check.add_argument("--input", "-i", action="append", default=[], metavar="[NAME=]FILE",
+                       help="as for run")
+    check.add_argument("--shape", action="append", default=[], metavar="[NAME=]D0,D1,...",
+                       help="as for run")
+    check.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    check.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
 
     info = commands.add_parser(
         "info", parents=[common], help="describe a model's inputs, outputs and layers",
@@ -206,8 +227,58 @@ def _savable(array):
     return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
 
 
+def _require_openvino(why):
+    if not bridge.available():
+        raise UnsupportedError(f"{why} needs the openvino package; {bridge.INSTALL_HINT}")
+
+
+def _choose_engine(choice, model):
+    """The engine to run ``model`` with: "ovpool" or "openvino" (see ``--engine``)."""
+    if choice == "ovpool":
+        return choice
+    if choice == "openvino":
+        _require_openvino("--engine openvino")
+        return choice
+    unsupported = [layer for layer in model.layers if lookup(layer) is None]
+    if not unsupported:
+        return "ovpool"
+    if bridge.available():
+        return "openvino"
+    listed = ", ".join(f"{layer.id} ({layer.type}-{layer.version})" for layer in unsupported)
+    raise UnsupportedError(f"ovpool's runtime cannot run layer(s) {listed}, and running them "
+                           f"with OpenVINO (--engine openvino) needs the openvino package; "
+                           f"{bridge.INSTALL_HINT}")
+
+
+class _OpenVINORunner:
+    """OpenVINO (with or without ovpool's pooling) behind the runtime's ``infer`` interface."""
+
+    def __init__(self, model, args, ovpool_pooling):
+        self.inputs = model.inputs
+        self.compiled = bridge.compile_model(model.path, model.bin_path, ovpool_pooling,
+                                             getattr(args, "threads", None))
+        order = [self.compiled.input_index(info.names, info.layer.name)
+                 for info in model.inputs]
+        if None in order or sorted(order) != list(range(len(order))):
+            order = list(range(len(model.inputs)))
+        self._order = order
+
+    def infer(self, arrays, trace=None):
+        ordered = [None] * len(arrays)
+        for array, index in zip(arrays, self._order):
+            ordered[index] = array
+        return self.compiled.infer(ordered)
+
+
 def _command_run(args, out):
-    compiled = compile_model(read_model(args.model, args.bin), num_threads=args.threads)
+    model = read_model(args.model, args.bin)
+    engine = _choose_engine(args.engine, model)
+    if engine == "ovpool":
+        compiled = compile_model(model, num_threads=args.threads)
+        label = "ovpool"
+    else:
+        compiled = _OpenVINORunner(model, args, ovpool_pooling=True)
+        label = "openvino (CPU plugin, pooling by ovpool)"
     arrays = _inputs(compiled, args)
     trace = (lambda line: print(line, file=sys.stderr)) if getattr(args, "debug", False) else None
     times = []
@@ -219,6 +290,7 @@ def _command_run(args, out):
     rows = [(name, "x".join(map(str, a.shape)) or "scalar", a.dtype, *_statistics(a))
             for name, a in outputs.items()]
     print(f"model: {args.model}", file=out)
+    print(f"engine: {label}", file=out)
     for info, array in zip(compiled.inputs, arrays):
         print(f"input: {info.name} {array.dtype} {list(array.shape)}", file=out)
     print(_table(("output", "shape", "dtype", "min", "max", "mean"), rows), file=out)
@@ -235,6 +307,67 @@ def _command_run(args, out):
             raise BadArgumentError(f"cannot write {args.output}: {error.strerror}") from None
         print(f"outputs written to {args.output}", file=out)
     return EXIT_OK
+
+
+# ---- check ---------------------------------------------------------------------------------
+
+# Agreement with OpenVINO: exact for integers (max values, indices), relative for floats with
+# an absolute floor for values near zero. float16 allows one ulp (2**-10 relative); float64 is
+# held to float32's tolerance because OpenVINO computes it in float32.
+_TOLERANCES = {"float16": (2.0 ** -10, 1e-4), "bfloat16": (2.0 ** -7, 1e-3),
+               "float32": (1e-5, 1e-6), "float64": (1e-5, 1e-6)}
+
+
+def _compare(ours, theirs):
+    """(max abs difference, max relative difference, elements out of tolerance)."""
+    if ours.shape != theirs.shape:
+        return None, None, max(ours.size, theirs.size)
+    if ours.size == 0:
+        return 0.0, 0.0, 0
+    a, b = ours.astype(np.float64), theirs.astype(np.float64)
+    both_nan = np.isnan(a) & np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        diff = np.where(both_nan | (a == b), 0.0, np.abs(a - b))
+    diff = np.nan_to_num(diff, nan=np.inf)
+    relative = diff / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
+    rtol, atol = _TOLERANCES.get(theirs.dtype.name, (0.0, 0.0))
+    bad = int(np.count_nonzero(diff > atol + rtol * np.abs(np.nan_to_num(b))))
+    return float(diff.max()), float(relative.max()), bad
+
+
+def _command_check(args, out):
+    model = read_model(args.model, args.bin)
+    _require_openvino("ovpool check")
+    native = _OpenVINORunner(model, args, ovpool_pooling=False)
+    arrays = _inputs(native, args)
+    engines = [("openvino+ovpool", _OpenVINORunner(model, args, ovpool_pooling=True))]
+    unsupported = [layer for layer in model.layers if lookup(layer) is None]
+    if unsupported:
+        print("ovpool runtime: skipped, it cannot run layer(s) " + ", ".join(
+            f"{layer.id} ({layer.type}-{layer.version})" for layer in unsupported), file=out)
+    else:
+        engines.insert(0, ("ovpool", compile_model(model)))
+    reference = native.infer(arrays)
+    print(f"model: {args.model}", file=out)
+    for info, array in zip(model.inputs, arrays):
+        print(f"input: {info.name} {array.dtype} {list(array.shape)}", file=out)
+    rows, agree = [], True
+    for label, engine in engines:
+        outputs = engine.infer(arrays)
+        for name, theirs in reference.items():
+            ours = outputs[name]
+            largest, relative, bad = _compare(ours, theirs)
+            agree = agree and bad == 0
+            shape = "x".join(map(str, theirs.shape)) or "scalar"
+            rows.append((name, shape, theirs.dtype, f"{label} vs openvino",
+                         "-" if largest is None else f"{largest:.3g}",
+                         "-" if relative is None else f"{relative:.3g}",
+                         f"{bad}/{theirs.size}", "ok" if bad == 0 else "DIFFERENT"))
+    print(_table(("output", "shape", "dtype", "engines", "max abs", "max rel", "out of tol",
+                  ""), rows), file=out)
+    print("all engines agree" if agree else "the engines disagree (see docs/semantics.md for "
+          "the corners where OpenVINO deviates from its spec)", file=out)
+    return EXIT_OK if agree else EXIT_DISAGREE
 
 
 # ---- info ----------------------------------------------------------------------------------
@@ -292,7 +425,7 @@ def main(argv=None):
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     debug = getattr(args, "debug", False)
-    command = {"run": _command_run, "info": _command_info}[args.command]
+    command = {"run": _command_run, "info": _command_info, "check": _command_check}[args.command]
     try:
         return command(args, sys.stdout)
     except OvpoolError as error:

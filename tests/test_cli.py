@@ -142,3 +142,65 @@ def test_internal_error_is_exit_1_with_a_traceback_only_under_debug():
                                      "--debug for a traceback)")
     result = ovpool("info", model("max_pool_1"), "--debug", code=INTERNAL_ERROR)
     assert result.returncode == 1 and "Traceback" in result.stderr
+
+
+# ---- the OpenVINO bridge: --engine and check --------------------------------------------------
+
+def test_run_engine_openvino_matches_engine_ovpool(tmp_path):
+    outputs = {}
+    for engine in ("ovpool", "openvino"):
+        out = tmp_path / f"{engine}.npz"
+        result = ovpool("run", model("pooling_chain"), "--engine", engine, "--input",
+                        os.path.join(INPUTS, "pooling_chain.npy"), "--output", str(out))
+        assert result.returncode == 0, result.stderr
+        assert f"engine: {engine}" in result.stdout
+        outputs[engine] = np.load(out)
+    assert sorted(outputs["openvino"].files) == ["features", "mean"]
+    for key in ("features", "mean"):
+        np.testing.assert_allclose(outputs["openvino"][key], outputs["ovpool"][key], rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_check_agrees_on_a_sample_and_reports_each_output():
+    result = ovpool("check", model("pooling_chain"), "--shape", "input=2,3,32,32")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("features", "mean"))]
+    assert len(rows) == 4 and all(row[-1] == "ok" for row in rows)
+    assert "all engines agree" in result.stdout
+
+
+def test_check_exit_3_when_the_engines_disagree(tmp_path):
+    # Average of a window with no input element: OpenVINO NaN, ovpool 0 (README, Differences).
+    import openvino as ov
+    from openvino import opset1, opset8
+    param = opset8.parameter([1, 1, 4], ov.Type.f32, name="x")
+    node = opset1.avg_pool(param, [2], [0], [1], [2], True, "ceil")
+    ov.save_model(ov.Model([node.output(0)], [param]), str(tmp_path / "m.xml"))
+    np.save(tmp_path / "x.npy", np.arange(4, dtype=np.float32).reshape(1, 1, 4))
+    result = ovpool("check", str(tmp_path / "m.xml"), "--input", str(tmp_path / "x.npy"))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "DIFFERENT" in result.stdout and "the engines disagree" in result.stdout
+
+
+NO_OPENVINO = (
+    "import sys\n"
+    "sys.modules['openvino'] = None  # as if it were not installed\n"
+    "import ovpool, ovpool.cli as cli\n"
+    "sys.exit(cli.main(sys.argv[1:]))\n")
+
+
+def test_engine_openvino_without_openvino_says_how_to_install():
+    result = ovpool("run", model("max_pool_1"), "--engine", "openvino", code=NO_OPENVINO)
+    _one_line_error(result, "--engine openvino needs the openvino package",
+                    "pip install 'ovpool[openvino]'")
+    _one_line_error(ovpool("check", model("max_pool_1"), code=NO_OPENVINO), "pip install")
+    result = ovpool("run", model("max_pool_1"), code=NO_OPENVINO)   # auto: ovpool runs it
+    assert result.returncode == 0 and "engine: ovpool" in result.stdout, result.stderr
+
+
+def test_auto_without_openvino_lists_the_layers_ovpool_cannot_run(tmp_path):
+    text = open(model("max_pool_1")).read().replace('type="MaxPool"', 'type="Softmax"')
+    (tmp_path / "m.xml").write_text(text)
+    (tmp_path / "m.bin").write_bytes(b"")
+    result = ovpool("run", str(tmp_path / "m.xml"), code=NO_OPENVINO)
+    _one_line_error(result, "cannot run layer(s)", "(Softmax-opset1)", "pip install")

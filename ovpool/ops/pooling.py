@@ -2,29 +2,46 @@
 
 Version differences are data: which rounding types an opset knows, whether it has dilations,
 and whether MaxPool has the indices output.
+
+Every ``run`` also takes ``out=`` (and ``out_indices=``): the OpenVINO bridge
+(:mod:`ovpool.openvino`) builds these same ops from an OpenVINO node's attributes, so the
+attribute translation exists once, and passes the output tensors' memory to write into.
 """
 
 import numpy as np
 
 from .. import pooling
 from .._shapes import AUTO_PADS, adaptive_output_shape, normalize_per_axis, pool_output_shape
-from ..errors import BadShapeError
-from ._base import Op, Spec, const_ints
+from ..errors import BadAttributeError, BadShapeError
+from ._base import Op, Spec, const_ints, run_ints
 
 _ROUNDING = {1: ("floor", "ceil"), 8: ("floor", "ceil"), 14: ("floor", "ceil", "ceil_torch"),
              16: ("floor", "ceil", "ceil_torch")}
 _IR_AUTO_PADS = AUTO_PADS + ("notset",)
 _INDEX_TYPES = ("i32", "i64")
+_REQUIRED_MARK = object()
+
+
+# numpy arrays have at most 64 dimensions, so no pooling attribute has more values than this.
+_MAX_AXES = 64
+
+
+def _per_axis_attribute(attributes, name, default=_REQUIRED_MARK):
+    values = attributes.ints(name) if default is _REQUIRED_MARK else attributes.ints(name, default)
+    if values is not None and len(values) > _MAX_AXES:
+        raise BadAttributeError(f"attribute '{name}' has {len(values)} values; a shape has at "
+                                f"most {_MAX_AXES} axes")
+    return values
 
 
 def _window_attributes(layer, has_dilations):
     attributes = layer.attributes
     return dict(
-        kernel=attributes.ints("kernel"),
-        strides=attributes.ints("strides"),
-        pads_begin=attributes.ints("pads_begin"),
-        pads_end=attributes.ints("pads_end"),
-        dilations=attributes.ints("dilations", None) if has_dilations else None,
+        kernel=_per_axis_attribute(attributes, "kernel"),
+        strides=_per_axis_attribute(attributes, "strides"),
+        pads_begin=_per_axis_attribute(attributes, "pads_begin"),
+        pads_end=_per_axis_attribute(attributes, "pads_end"),
+        dilations=_per_axis_attribute(attributes, "dilations", None) if has_dilations else None,
         rounding_type=attributes.choice("rounding_type", _ROUNDING[layer.opset], "floor"),
         auto_pad=attributes.choice("auto_pad", _IR_AUTO_PADS, "explicit"),
     )
@@ -65,8 +82,8 @@ def avg_pool(layer):
     def infer(data):
         return [Spec(_pooled_shape(data.shape, window), data.dtype)]
 
-    def run(x):
-        return (pooling.avg_pool(x, exclude_pad=exclude_pad, **window),)
+    def run(x, out=None):
+        return (pooling.avg_pool(x, exclude_pad=exclude_pad, out=out, **window),)
 
     return Op(infer, run)
 
@@ -89,11 +106,12 @@ def max_pool(layer):
             specs.append(Spec(shape, np.dtype(np.int32 if index_type == "i32" else np.int64)))
         return specs
 
-    def run_first(x):
-        return (pooling.max_pool(x, return_indices=False, **window),)
+    def run_first(x, out=None):
+        return (pooling.max_pool(x, return_indices=False, out=out, **window),)
 
-    def run(x):
-        return pooling.max_pool(x, index_element_type=index_type, axis=axis, **window)
+    def run(x, out=None, out_indices=None):
+        return pooling.max_pool(x, index_element_type=index_type, axis=axis, out=out,
+                                out_indices=out_indices, **window)
 
     return Op(infer, run if has_indices else run_first, run_first)
 
@@ -111,15 +129,15 @@ def _adaptive_shape(data, output_size):
 
 
 def _sizes(output_size):
-    return tuple(output_size.reshape(-1).tolist())
+    return run_ints(output_size, "the output size (input 1)")
 
 
 def adaptive_avg_pool(layer):
     def infer(data, output_size):
         return [Spec(_adaptive_shape(data, output_size), data.dtype)]
 
-    def run(x, output_size):
-        return (pooling.adaptive_avg_pool(x, _sizes(output_size)),)
+    def run(x, output_size, out=None):
+        return (pooling.adaptive_avg_pool(x, _sizes(output_size), out=out),)
 
     return Op(infer, run)
 
@@ -132,10 +150,12 @@ def adaptive_max_pool(layer):
         return [Spec(shape, data.dtype),
                 Spec(shape, np.dtype(np.int32 if index_type == "i32" else np.int64))]
 
-    def run_first(x, output_size):
-        return (pooling.adaptive_max_pool(x, _sizes(output_size), return_indices=False),)
+    def run_first(x, output_size, out=None):
+        return (pooling.adaptive_max_pool(x, _sizes(output_size), return_indices=False,
+                                          out=out),)
 
-    def run(x, output_size):
-        return pooling.adaptive_max_pool(x, _sizes(output_size), index_element_type=index_type)
+    def run(x, output_size, out=None, out_indices=None):
+        return pooling.adaptive_max_pool(x, _sizes(output_size), index_element_type=index_type,
+                                         out=out, out_indices=out_indices)
 
     return Op(infer, run, run_first)

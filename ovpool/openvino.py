@@ -1,0 +1,503 @@
+"""The OpenVINO bridge: ovpool's pooling kernels as OpenVINO operations.
+
+OpenVINO stays optional: importing this module does not import ``openvino``; the operation
+classes are built on first use. The module is named after what it bridges to; inside it,
+``import openvino`` still means the installed package, because Python 3 imports are absolute.
+
+Two kinds of classes, both ``openvino.Op`` subclasses:
+
+* **Execution ops**, the "ovpool" opset: ``AvgPool``, ``MaxPool``, ``AdaptiveAvgPool`` and
+  ``AdaptiveMaxPool`` with ``version="ovpool"`` and the attributes (and semantics) of AvgPool-16,
+  MaxPool-14 (both outputs), AdaptiveAvgPool-8 and AdaptiveMaxPool-8. Their ``evaluate`` runs
+  :mod:`ovpool.pooling` on numpy views of the tensors OpenVINO hands over and writes straight
+  into the output tensors' memory. ``openvino.save_model`` writes them as ``version="ovpool"``
+  layers, which a Core with :func:`add_extensions` reads back.
+* **Readers**, one per native op version (``("MaxPool", "opset8")`` ...): registered with
+  ``core.add_extension``, they make ``core.read_model`` build an execution op wherever the IR
+  has that native op. A reader never stays in the graph: OpenVINO's Python OpExtension takes the
+  new node's ``outputs()``, and a reader returns those of its execution op.
+
+Why not one class carrying the native type info: OpenVINO identifies ops by (type name, version)
+string, so the CPU plugin takes a Python op typed ``("AvgPool", "opset1")`` for its own AvgPool,
+casts it and fails ("Unsupported pooling type", or garbage read from the wrong object). The
+execution ops therefore carry a type info OpenVINO does not know. See README, "OpenVINO bridge".
+
+Attribute parsing, validation and shape inference are those of ovpool's IR runtime
+(:mod:`ovpool.ops.pooling`, built on :mod:`ovpool._shapes`): each node builds the runtime's op
+from its attributes, once.
+"""
+
+import functools
+import importlib.util
+
+import numpy as np
+
+from .errors import BadArgumentError, OvpoolError, UnsupportedError
+from .ir.element_types import dtype_for
+from .ir.model import Attributes, Layer, Port
+from .ops import REGISTRY, Spec
+
+__all__ = ["OPS", "OPSET", "available", "op_classes", "add_extensions", "replace_pooling",
+           "compile_model", "CompiledModel", "INSTALL_HINT"]
+
+INSTALL_HINT = "install it with: pip install 'ovpool[openvino]' (or pip install openvino)"
+
+# Attributes in the order OpenVINO's own ops visit them (so save_model writes them in the same
+# order), with defaults whose Python types tell OpenVINO's attribute visitor the C++ type to
+# read: a list of ints, a bool, a string or an int. _NONE marks a list attribute the IR does
+# not have (the visitor refuses empty lists and int arrays, and leaves a value alone when the
+# IR lacks the attribute); absent attributes are neither handed to ovpool's op factory, which
+# then applies its default or reports them missing, nor written back.
+_NONE = [np.iinfo(np.int64).min]
+_AVG = {"kernel": _NONE, "strides": _NONE, "pads_begin": _NONE, "pads_end": _NONE,
+        "exclude-pad": False, "auto_pad": "explicit", "rounding_type": "floor"}
+_MAX1 = {"strides": _NONE, "pads_begin": _NONE, "pads_end": _NONE, "kernel": _NONE,
+         "rounding_type": "floor", "auto_pad": "explicit"}
+_MAX8 = {"strides": _NONE, "dilations": _NONE, "pads_begin": _NONE, "pads_end": _NONE,
+         "kernel": _NONE, "rounding_type": "floor", "auto_pad": "explicit",
+         "index_element_type": "i64", "axis": 0}
+# The native ops the bridge takes over: their attributes, and the execution op standing in.
+_NATIVE = {
+    ("AvgPool", 1): _AVG,
+    ("AvgPool", 14): _AVG,
+    ("AvgPool", 16): {**_AVG, "dilations": _NONE},
+    ("MaxPool", 1): _MAX1,
+    ("MaxPool", 8): _MAX8,
+    ("MaxPool", 14): _MAX8,
+    ("AdaptiveAvgPool", 8): {},
+    ("AdaptiveMaxPool", 8): {"index_element_type": "i64"},
+}
+OPS = tuple(f"{name}-{opset}" for name, opset in _NATIVE)
+
+OPSET = "ovpool"
+# Execution ops: attributes, the native version whose semantics (and ovpool op factory) they
+# have, and their input / output counts. Every native version above is a special case.
+_EXECUTION = {
+    "AvgPool": (_NATIVE[("AvgPool", 16)], 16, 1, 1),
+    "MaxPool": (_MAX8, 14, 1, 2),
+    "AdaptiveAvgPool": ({}, 8, 2, 1),
+    "AdaptiveMaxPool": (_NATIVE[("AdaptiveMaxPool", 8)], 8, 2, 2),
+}
+
+
+def available():
+    """True when the ``openvino`` package is installed (checked without importing it)."""
+    return importlib.util.find_spec("openvino") is not None
+
+
+def _openvino():
+    try:
+        import openvino
+    except ImportError as error:
+        raise UnsupportedError(f"the OpenVINO bridge needs the openvino package ({error}); "
+                               f"{INSTALL_HINT}") from None
+    return openvino
+
+
+def _select(ops):
+    """``ops`` (None: all) as a list of (type, opset) keys. Names are ``"MaxPool-8"`` or a
+    bare type (``"MaxPool"``: every version ovpool provides)."""
+    if ops is None:
+        return list(_NATIVE)
+    if isinstance(ops, str):
+        ops = [ops]
+    keys = []
+    for name in ops:
+        matched = [key for key in _NATIVE if name in (key[0], f"{key[0]}-{key[1]}")]
+        if not isinstance(name, str) or not matched:
+            raise BadArgumentError(f"unknown ovpool OpenVINO op {name!r}; expected one of "
+                                   f"{', '.join(OPS)} or a type name such as 'MaxPool'")
+        keys.extend(k for k in matched if k not in keys)
+    return keys
+
+
+def _absent(value):
+    return isinstance(value, list) and value == _NONE
+
+
+def _attribute_text(value):
+    """An attribute value as IR XML writes it, which is what ovpool's op factories parse."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return ",".join(str(int(v)) for v in value)
+    return str(value)
+
+
+def _element_dtype(element_type):
+    """The numpy dtype of an OpenVINO element type; ovpool's bf16 is ml_dtypes.bfloat16."""
+    return dtype_for(element_type.get_type_name())
+
+
+def _tensor_array(tensor):
+    """A numpy view of an ``openvino.Tensor``'s memory with the right dtype (no copy).
+
+    ``Tensor.data`` shows bf16 memory as float16; it is reinterpreted as ml_dtypes.bfloat16,
+    which ovpool's kernels recognise.
+    """
+    data = tensor.data
+    dtype = _element_dtype(tensor.get_element_type())
+    return data if data.dtype == dtype else data.view(dtype)
+
+
+def _context(type_name, version, name):
+    return f"layer {name!r} type={type_name} version={version} (ovpool's OpenVINO bridge)"
+
+
+def _ovpool_op(type_name, opset, attributes, name, n_inputs, n_outputs, version=None):
+    """ovpool's IR-runtime op for these attributes; it parses and validates them."""
+    texts = {k: _attribute_text(v) for k, v in attributes.items() if not _absent(v)}
+    layer = Layer(id=name, name=name, type=type_name, version=f"opset{opset}",
+                  attributes=Attributes(texts),
+                  inputs=tuple(Port(i, ()) for i in range(n_inputs)),
+                  outputs=tuple(Port(n_inputs + i, ()) for i in range(n_outputs)))
+    try:
+        return REGISTRY[(type_name, opset)](layer)
+    except OvpoolError as error:
+        raise error.with_context(_context(type_name, version or f"opset{opset}", name)) from None
+
+
+@functools.lru_cache(maxsize=None)
+def op_classes():
+    """{"AvgPool": class, ...}: the execution ops of the "ovpool" opset, built on first use."""
+    return {name: _execution_class(name) for name in _EXECUTION}
+
+
+@functools.lru_cache(maxsize=None)
+def _reader_classes():
+    return {(name, opset): _reader_class(name, opset) for name, opset in _NATIVE}
+
+
+def _execution_class(type_name):
+    ov = _openvino()
+    defaults, opset, n_inputs, n_outputs = _EXECUTION[type_name]
+    ov_index_types = {np.dtype(np.int32): ov.Type.i32, np.dtype(np.int64): ov.Type.i64}
+
+    class ExecutionOp(ov.Op):
+        class_type_info = ov.DiscreteTypeInfo(type_name, OPSET)
+
+        def __init__(self, inputs=None, attributes=None):
+            # OpenVINO's OpExtension calls this without arguments, then sets the inputs, visits
+            # the attributes read from the IR and validates.
+            super().__init__(self)
+            # Built empty by OpExtension, the first visit reads every attribute from the IR.
+            self._reading = attributes is None
+            self._attributes = {**defaults, **(attributes or {})}
+            self._op = None
+            self._out_shapes = {}
+            if inputs is not None:
+                self.set_arguments(inputs)
+                self.constructor_validate_and_infer_types()
+
+        def get_type_info(self):
+            return type(self).class_type_info
+
+        @property
+        def attributes(self):
+            """The attributes, as ``get_attributes()`` of OpenVINO's native ops gives them."""
+            return {k: v for k, v in self._attributes.items() if not _absent(v)}
+
+        def visit_attributes(self, visitor):
+            # The visitor does not say whether it reads (read_model) or writes (save_model,
+            # clone); both leave the dict holding the current values. Only a node built empty
+            # by OpExtension reads, and absent attributes are never written.
+            values = {k: v for k, v in self._attributes.items()
+                      if self._reading or not _absent(v)}
+            visitor.on_attributes(values)
+            self._reading = False
+            values = {**self._attributes, **values}
+            if values != self._attributes:
+                self._attributes = values
+                self._op, self._out_shapes = None, {}
+            return True
+
+        def _ovpool_op(self):
+            if self._op is None:
+                self._op = _ovpool_op(type_name, opset, self._attributes,
+                                      self.get_friendly_name(), n_inputs, n_outputs, OPSET)
+            return self._op
+
+        def _raise(self, error):
+            return error.with_context(_context(type_name, OPSET, self.get_friendly_name()))
+
+        def _input_specs(self):
+            shape = self.get_input_partial_shape(0)
+            dims = None if shape.rank.is_dynamic else tuple(
+                d.get_length() if d.is_static else None for d in shape)
+            specs = [Spec(dims, _element_dtype(self.get_input_element_type(0)))]
+            if n_inputs == 2:
+                specs.append(self._output_size_spec())
+            return specs
+
+        def _output_size_spec(self):
+            # The output size is usually a Constant; otherwise only the output rank is known.
+            source = self.input_value(1).get_node()
+            value = None
+            if source.get_type_name() == "Constant":
+                value = np.asarray(source.get_data())
+            dtype = _element_dtype(self.get_input_element_type(1))
+            return Spec(None if value is None else value.shape, dtype, value)
+
+        def validate_and_infer_types(self):
+            try:
+                specs = self._ovpool_op().infer(*self._input_specs())
+            except OvpoolError as error:
+                raise self._raise(error) from None
+            if n_inputs == 2 and specs[0].shape is None:
+                specs = self._adaptive_rank_only(specs)
+            element_type = self.get_input_element_type(0)
+            for index, spec in enumerate(specs):
+                shape = ov.PartialShape.dynamic() if spec.shape is None else ov.PartialShape(
+                    [ov.Dimension() if d is None else ov.Dimension(d) for d in spec.shape])
+                self.set_output_type(index, element_type if index == 0 else
+                                     ov_index_types[spec.dtype], shape)
+
+        def _adaptive_rank_only(self, specs):
+            # Data rank unknown but the output-size input has a static length: the output rank
+            # is 2 + that length, as OpenVINO's own adaptive ops infer.
+            sizes = self.get_input_partial_shape(1)
+            if sizes.rank.is_static and sizes.rank.get_length() == 1 and sizes[0].is_static:
+                shape = (None,) * (2 + sizes[0].get_length())
+                return [Spec(shape, s.dtype) for s in specs]
+            return specs
+
+        def clone_with_new_inputs(self, new_inputs):
+            clone = type(self)(new_inputs, self._attributes)
+            clone.set_friendly_name(self.get_friendly_name())
+            return clone
+
+        def has_evaluate(self):
+            return True
+
+        def _output_shape(self, arrays):
+            key = (arrays[0].shape, *(tuple(a.reshape(-1).tolist()) for a in arrays[1:]))
+            shape = self._out_shapes.get(key)
+            if shape is None:
+                specs = [Spec(a.shape, a.dtype, a if i else None) for i, a in enumerate(arrays)]
+                shape = self._out_shapes[key] = self._ovpool_op().infer(*specs)[0].shape
+            return shape
+
+        def evaluate(self, outputs, inputs):
+            arrays = [_tensor_array(t) for t in inputs]
+            try:
+                shape = self._output_shape(arrays)
+                # Dynamic models hand over output tensors of a placeholder shape; set_shape
+                # reallocates them before ovpool writes into their memory.
+                for tensor in outputs:
+                    if tuple(tensor.shape) != shape:
+                        tensor.shape = list(shape)
+                op = self._ovpool_op()
+                out = {"out": _tensor_array(outputs[0])}
+                if len(outputs) == 2:
+                    op.run(*arrays, out_indices=_tensor_array(outputs[1]), **out)
+                else:
+                    # Single-output ops, or a max pool whose indices nothing consumes (the CPU
+                    # plugin then hands over the values tensor only).
+                    (op.run_first or op.run)(*arrays, **out)
+            except OvpoolError as error:
+                raise self._raise(error) from None
+            return True
+
+    ExecutionOp.__name__ = ExecutionOp.__qualname__ = f"Ovpool{type_name}"
+    return ExecutionOp
+
+
+def _execution_attributes(type_name, attributes):
+    """A native op's attributes as its execution op's: the version-specific attributes a
+    version lacks take the values that make it a special case of the latest one."""
+    values = {k: v for k, v in attributes.items() if not _absent(v)}
+    kernel = values.get("kernel")
+    if type_name in ("AvgPool", "MaxPool") and "dilations" not in values and kernel is not None:
+        values["dilations"] = [1] * len(kernel)
+    return values
+
+
+def _replacement(type_name, opset, inputs, attributes, name):
+    """The execution node standing in for a native node with these inputs and attributes."""
+    _, _, n_inputs, n_outputs = _EXECUTION[type_name]
+    native_outputs = 1 if (type_name, opset) == ("MaxPool", 1) else n_outputs
+    # The native version's own rules first (AvgPool-1 knows no ceil_torch, ...).
+    _ovpool_op(type_name, opset, attributes, name, n_inputs, native_outputs)
+    node = op_classes()[type_name](inputs, _execution_attributes(type_name, attributes))
+    node.set_friendly_name(name)
+    return node, native_outputs
+
+
+def _reader_class(type_name, opset):
+    ov = _openvino()
+    defaults = _NATIVE[(type_name, opset)]
+
+    class Reader(ov.Op):
+        """Builds the execution op for a native layer while ``core.read_model`` reads it."""
+
+        class_type_info = ov.DiscreteTypeInfo(type_name, f"opset{opset}")
+
+        def __init__(self):
+            super().__init__(self)
+            self._attributes = dict(defaults)
+            self._node = None
+            self._n_outputs = 1
+
+        def get_type_info(self):
+            return type(self).class_type_info
+
+        def visit_attributes(self, visitor):
+            values = dict(self._attributes)
+            visitor.on_attributes(values)
+            self._attributes = values
+            return True
+
+        def validate_and_infer_types(self):
+            if self._node is None:
+                self._node, self._n_outputs = _replacement(
+                    type_name, opset, self.input_values(), self._attributes,
+                    self.get_friendly_name())
+
+        def outputs(self):
+            # OpenVINO's OpExtension puts the nodes of these outputs in the graph.
+            return self._node.outputs()[:self._n_outputs]
+
+        def clone_with_new_inputs(self, new_inputs):
+            return self._node.clone_with_new_inputs(new_inputs)
+
+    Reader.__name__ = Reader.__qualname__ = f"Ovpool{type_name}{opset}Reader"
+    return Reader
+
+
+def add_extensions(core, ops=None):
+    """Make ``core.read_model`` run pooling layers with ovpool's kernels.
+
+    Registers the readers of the chosen native ops (``core.read_model`` then builds an ovpool
+    execution op for each such layer) and the "ovpool" opset (so models saved with those ops
+    read back). Registration is per Core and cannot be undone: use another Core for OpenVINO's
+    native ops.
+
+    Parameters
+    ----------
+    core : openvino.Core
+    ops : str or sequence of str, optional
+        Which native ops to take over (default: all of :data:`OPS`): ``"MaxPool-8"``, or a type
+        name for every version, e.g. ``"AdaptiveAvgPool"``.
+
+    Returns
+    -------
+    list of str
+        The native ops taken over.
+    """
+    keys = _select(ops)
+    for cls in op_classes().values():
+        core.add_extension(cls)
+    readers = _reader_classes()
+    for key in keys:
+        core.add_extension(readers[key])
+    return [f"{name}-{opset}" for name, opset in keys]
+
+
+def replace_pooling(model, ops=None):
+    """Swap the native pooling nodes of an in-memory ``openvino.Model`` for ovpool's.
+
+    Each replacement keeps the node's inputs, attributes, friendly name and output tensor
+    names; the model is then revalidated. Nodes already run by ovpool are left alone.
+
+    Returns
+    -------
+    int
+        How many nodes were replaced.
+    """
+    _openvino()
+    from openvino.utils import replace_node
+
+    keys = set(_select(ops))
+    replaced = 0
+    for node in model.get_ordered_ops():
+        info = node.get_type_info()
+        version = info.version_id or ""
+        opset = int(version[5:]) if version.startswith("opset") and version[5:].isdigit() else None
+        if (info.name, opset) not in keys:
+            continue
+        new, count = _replacement(info.name, opset, node.input_values(), node.get_attributes(),
+                                  node.get_friendly_name())
+        for old_output, new_output in zip(node.outputs(), new.outputs()):
+            new_output.get_tensor().set_names(old_output.get_names())
+        replace_node(node, new.outputs()[:count])
+        replaced += 1
+    if replaced:
+        model.validate_nodes_and_infer_types()
+    return replaced
+
+
+# f32 models stay f32 on CPUs with bf16/f16 units (the plugin may lower precision otherwise),
+# so OpenVINO's answers are comparable with ovpool's.
+CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+
+
+class CompiledModel:
+    """An IR model compiled by OpenVINO's CPU plugin, with or without ovpool's pooling.
+
+    ``compiled.infer(arrays)`` takes arrays in ``input_names`` order (or a dict by name) and
+    returns a dict keyed by output name: the first tensor name, else the Result's name, as
+    ovpool's own runtime names them.
+    """
+
+    def __init__(self, xml_path, bin_path=None, ovpool_pooling=True, num_threads=None):
+        ov = _openvino()
+        core = ov.Core()
+        if ovpool_pooling:
+            add_extensions(core)
+        config = dict(CPU_CONFIG)
+        if num_threads is not None:
+            config["INFERENCE_NUM_THREADS"] = int(num_threads)
+        try:
+            model = core.read_model(str(xml_path), None if bin_path is None else str(bin_path))
+            self._compiled = core.compile_model(model, "CPU", config)
+        except RuntimeError as error:
+            raise UnsupportedError(f"OpenVINO cannot run {xml_path}: "
+                                   f"{_last_line(error)}") from None
+        self._core = core
+        self.ovpool_pooling = ovpool_pooling
+        self.model = model
+        self._request = self._compiled.create_infer_request()
+        self.input_names = [_port_name(port) for port in self._compiled.inputs]
+        self.input_tensor_names = [set(port.get_names()) for port in self._compiled.inputs]
+        self.output_names = [_port_name(port) for port in self._compiled.outputs]
+
+    def input_index(self, names, layer_name=None):
+        """The position of the input with any of these tensor names (or this layer name)."""
+        for index, (tensor_names, name) in enumerate(zip(self.input_tensor_names,
+                                                         self.input_names)):
+            if tensor_names & set(names) or name == layer_name:
+                return index
+        return None
+
+    def infer(self, arrays):
+        if isinstance(arrays, dict):
+            arrays = [arrays[name] for name in self.input_names]
+        elif isinstance(arrays, np.ndarray):
+            arrays = [arrays]
+        if len(arrays) != len(self.input_names):
+            raise BadArgumentError(f"got {len(arrays)} inputs; the model has "
+                                   f"{len(self.input_names)}: {self.input_names}")
+        try:
+            self._request.infer({i: np.ascontiguousarray(a) for i, a in enumerate(arrays)})
+        except RuntimeError as error:
+            raise UnsupportedError(f"OpenVINO inference failed: {_last_line(error)}") from None
+        return {name: np.array(self._request.get_output_tensor(i).data, copy=True)
+                for i, name in enumerate(self.output_names)}
+
+    __call__ = infer
+
+
+def _port_name(port):
+    names = sorted(port.get_names())
+    return port.get_any_name() if names else port.get_node().get_friendly_name()
+
+
+def _last_line(error):
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__
+
+
+def compile_model(xml_path, bin_path=None, ovpool_pooling=True, num_threads=None):
+    """Read and compile an IR with OpenVINO's CPU plugin; ``ovpool_pooling=True`` (the default)
+    runs every pooling layer with ovpool's kernels. Returns a :class:`CompiledModel`."""
+    return CompiledModel(xml_path, bin_path, ovpool_pooling, num_threads)
