@@ -20,6 +20,7 @@ __all__ = [
     "normalize_rounding",
     "check_input_shape",
     "resolve_pool_axes",
+    "check_exclude_pad_pads",
     "pool_output_shape",
     "adaptive_output_shape",
     "adaptive_start",
@@ -204,6 +205,27 @@ def resolve_pool_axes(
                       pads_begin[a], pads_end[a], rounding, auto_pad)
         for a in range(rank)
     )
+
+
+def check_exclude_pad_pads(rank, kernel, pads_begin=None, pads_end=None, dilations=None,
+                           auto_pad="explicit"):
+    """Refuse, as OpenVINO's AvgPool does, exclude_pad=True with an explicit pad that reaches
+    the dilated kernel: a window could then lie wholly in the padding. Computed same_* pads
+    are never refused."""
+    if normalize_auto_pad(auto_pad) != "explicit":
+        return
+    kernel = normalize_per_axis("kernel", kernel, rank, minimum=1)
+    dilations = normalize_per_axis("dilations", dilations, rank, default=1, minimum=1)
+    pads_begin = normalize_per_axis("pads_begin", pads_begin, rank, default=0)
+    pads_end = normalize_per_axis("pads_end", pads_end, rank, default=0)
+    for axis in range(rank):
+        effective = (kernel[axis] - 1) * dilations[axis] + 1
+        if max(pads_begin[axis], pads_end[axis]) >= effective:
+            raise BadAttributeError(
+                f"attribute 'pads_begin'/'pads_end' on spatial axis {axis} is "
+                f"{pads_begin[axis]}/{pads_end[axis]}, not smaller than the dilated kernel "
+                f"{effective} (required with exclude_pad=True)"
+            )
 
 
 def pool_output_shape(

@@ -16,7 +16,7 @@ from ._shapes import (
     AxisWindow,
     adaptive_output_shape,
     check_input_shape,
-    normalize_auto_pad,
+    check_exclude_pad_pads,
     resolve_pool_axes,
 )
 from .config import get_memory_limit, get_num_threads
@@ -423,19 +423,11 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     if not isinstance(exclude_pad, (bool, np.bool_)):
         raise BadAttributeError(f"attribute 'exclude_pad' must be a bool, got {exclude_pad!r}")
     rule = "exclude_pad" if exclude_pad else "openvino_include_pad"
-    axes, tables, divisor, out_shape = _plan(
+    _, tables, divisor, out_shape = _plan(
         _fixed_plan, x.shape, _as_key(kernel), _as_key(strides), _as_key(pads_begin),
         _as_key(pads_end), _as_key(dilations), rounding_type, auto_pad, rule)
-    if exclude_pad and normalize_auto_pad(auto_pad) == "explicit":
-        for a, w in enumerate(axes):
-            if max(w.pad_begin, w.pad_end) >= w.effective_kernel:
-                # A window could then lie wholly in the padding; OpenVINO refuses explicit
-                # pads like that (computed same_* pads are accepted).
-                raise BadAttributeError(
-                    f"attribute 'pads_begin'/'pads_end' on spatial axis {a} is "
-                    f"{w.pad_begin}/{w.pad_end}, not smaller than the dilated kernel "
-                    f"{w.effective_kernel} (required with exclude_pad=True)"
-                )
+    if exclude_pad:
+        check_exclude_pad_pads(x.ndim - 2, kernel, pads_begin, pads_end, dilations, auto_pad)
     return _run_avg(x, storage, out, tables, divisor, out_shape)
 
 

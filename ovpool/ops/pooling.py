@@ -11,7 +11,8 @@ attribute translation exists once, and passes the output tensors' memory to writ
 import numpy as np
 
 from .. import pooling
-from .._shapes import AUTO_PADS, adaptive_output_shape, normalize_per_axis, pool_output_shape
+from .._shapes import (AUTO_PADS, adaptive_output_shape, check_exclude_pad_pads, normalize_per_axis,
+                       pool_output_shape)
 from ..errors import BadAttributeError, BadShapeError
 from ._base import Op, Spec, const_ints, run_ints
 
@@ -78,6 +79,10 @@ def avg_pool(layer):
     """AvgPool-1/14 (no dilations) and AvgPool-16."""
     window = _window_attributes(layer, has_dilations=layer.opset >= 16)
     exclude_pad = layer.attributes.bool("exclude-pad")
+    if exclude_pad:
+        # Checked when the layer is built, as OpenVINO does, not first at inference.
+        check_exclude_pad_pads(len(window["kernel"]), window["kernel"], window["pads_begin"],
+                               window["pads_end"], window["dilations"], window["auto_pad"])
 
     def infer(data):
         return [Spec(_pooled_shape(data.shape, window), data.dtype)]
