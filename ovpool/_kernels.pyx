@@ -267,21 +267,38 @@ cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t a
                 accumulate_row(acc, row, inner, half_kind)
 
 
+cdef struct Divisors:
+    const int64_t* count    # IN: each output's divisor, for integer averages
+    const double* real      # IN: the same as floats, +inf where it is 0 (so 0 / inf = 0)
+
+
 cdef inline acc_t divide_round_even(acc_t total, int64_t divisor) noexcept nogil:
-    """total / divisor; integers round half to even, an empty window (divisor 0) gives 0."""
+    """Integer total / divisor rounded half to even; an empty window (divisor 0) gives 0."""
     if divisor == 0:
         return 0
-    if acc_t is float or acc_t is double:
-        return total / <acc_t> divisor
-    elif acc_t is wide_t:
+    if acc_t is wide_t:
         return ovp_divide_round_even(total, divisor)
     else:
         return <acc_t> ovp_divide_round_even(<wide_t> total, divisor)
 
 
+cdef inline void write_averages(store_t* out, const acc_t* sums, Py_ssize_t n,
+                                const Divisors* divisors, int half_kind) noexcept nogil:
+    """out[i] = sums[i] / divisor[i], stored in the output's type."""
+    cdef Py_ssize_t i
+    if acc_t is float or acc_t is double:
+        # A plain division per element (no branch): vectorises, and matches sum / count.
+        for i in range(n):
+            out[i] = store(sums[i] / <acc_t> divisors.real[i], half_kind, <store_t*> NULL)
+    else:
+        for i in range(n):
+            out[i] = store(divide_round_even(sums[i], divisors.count[i]), half_kind,
+                           <store_t*> NULL)
+
+
 cdef void avg_plane(const store_t* x, store_t* out, acc_t* scratch, const Geometry* g,
-                    const int64_t* divisor, int half_kind) noexcept nogil:
-    cdef Py_ssize_t a, i
+                    const Divisors* divisors, int half_kind) noexcept nogil:
+    cdef Py_ssize_t a
     cdef acc_t* dst = scratch
     cdef acc_t* src
     sum_pass(x, dst, g, 0, half_kind)
@@ -289,23 +306,20 @@ cdef void avg_plane(const store_t* x, store_t* out, acc_t* scratch, const Geomet
         src = dst
         dst = scratch + (a % 2) * g.scratch
         sum_pass(<const acc_t*> src, dst, g, a, half_kind)
-    for i in range(g.out_plane):
-        out[i] = store(divide_round_even(dst[i], divisor[i]), half_kind, <store_t*> NULL)
+    write_averages(out, dst, g.out_plane, divisors, half_kind)
 
 
 cdef void avg_rows(const store_t* x, store_t* out, acc_t* scratch, const Geometry* g,
-                   const int64_t* divisor, Py_ssize_t rows, int half_kind) noexcept nogil:
+                   const Divisors* divisors, Py_ssize_t rows, int half_kind) noexcept nogil:
     """Average-pool ``rows`` consecutive planes of a single spatial axis in one pass."""
-    cdef Py_ssize_t r, i, n = g.out_plane
+    cdef Py_ssize_t r, n = g.out_plane
     sum_last_axis(x, scratch, g, 0, rows, half_kind)
     for r in range(rows):
-        for i in range(n):
-            out[r * n + i] = store(divide_round_even(scratch[r * n + i], divisor[i]), half_kind,
-                                   <store_t*> NULL)
+        write_averages(out + r * n, scratch + r * n, n, divisors, half_kind)
 
 
 cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geometry* g,
-                 const int64_t* divisor, int half_kind, int num_threads,
+                 const Divisors* divisors, int half_kind, int num_threads,
                  acc_t* tag) noexcept nogil:
     cdef Py_ssize_t p, per_thread = 2 * g.scratch
     cdef acc_t* scratch = <acc_t*> malloc(num_threads * per_thread * sizeof(acc_t))
@@ -326,7 +340,7 @@ cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geomet
                 first = b * block
                 rows = min(block, planes - first)
                 avg_rows(x + first * g.in_plane, out + first * g.out_plane,
-                         scratch + threadid() * block * g.out_plane, g, divisor, rows,
+                         scratch + threadid() * block * g.out_plane, g, divisors, rows,
                          half_kind)
         finally:
             free(scratch)
@@ -334,7 +348,7 @@ cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geomet
     try:
         for p in prange(planes, schedule='guided', num_threads=num_threads):
             avg_plane(x + p * g.in_plane, out + p * g.out_plane,
-                      scratch + threadid() * per_thread, g, divisor, half_kind)
+                      scratch + threadid() * per_thread, g, divisors, half_kind)
     finally:
         free(scratch)
     return 0
@@ -670,28 +684,32 @@ def avg_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
                     const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
                     const Py_ssize_t[::1] stride, const Py_ssize_t[::1] interior,
                     Py_ssize_t scratch, const int64_t[::1] divisor,
-                    int half_kind, int num_threads):
+                    const double[::1] divisor_real, int half_kind, int num_threads):
     """Average-pool every plane of ``x`` (planes, in_plane) into ``out`` (planes, out_plane).
 
-    ``divisor`` (out_plane,) holds each window's divisor; ``scratch`` is the size of one
+    ``divisor`` (out_plane,) holds each window's divisor, ``divisor_real`` the same as floats
+    with +inf for 0; ``scratch`` is the size of one
     scratch buffer (the largest intermediate of the separable passes). The caller has checked
     every size; at least one plane.
     """
     cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, stride,
                                     interior, scratch)
+    cdef Divisors divisors
     cdef int status
+    divisors.count = &divisor[0]
+    divisors.real = &divisor_real[0]
     with nogil:
         if store_t is double:
-            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
+            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisors, half_kind,
                              num_threads, <double*> NULL)
         elif store_t is float or store_t is cython.ushort:
-            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
+            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisors, half_kind,
                              num_threads, <float*> NULL)
         elif store_t is cython.longlong:
-            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
+            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisors, half_kind,
                              num_threads, <wide_t*> NULL)
         else:
-            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisor[0], half_kind,
+            status = run_avg(&x[0, 0], &out[0, 0], x.shape[0], &g, &divisors, half_kind,
                              num_threads, <long long*> NULL)
     if status != 0:
         raise MemoryError("ovpool: cannot allocate pooling scratch space")

@@ -235,7 +235,7 @@ def _window_plan(shape, windows, divisor_rule):
     else:
         divisor = _outer_product([t[1] for t in taps])
     out_shape = tuple(shape[:2]) + tuple(w.output for w in windows)
-    return tables, divisor, out_shape
+    return tables, None if divisor is None else _divisors(divisor), out_shape
 
 
 @functools.lru_cache(maxsize=256)
@@ -261,7 +261,7 @@ def _adaptive_plan(shape, output_size):
         interiors.append(_interior(start, end - start, strides[-1]))
     tables = _WindowTables(list(shape[2:]), list(out_shape[2:]), [1] * (len(shape) - 2),
                            begins, counts, strides, interiors)
-    return tables, _outer_product(counts), out_shape
+    return tables, _divisors(_outer_product(counts)), out_shape
 
 
 def _as_key(value):
@@ -292,14 +292,21 @@ def _num_threads(planes, elements):
     return max(1, min(get_num_threads(), planes, elements // _ELEMENTS_PER_THREAD))
 
 
-def _run_avg(x, storage, out, tables, divisor, out_shape):
+def _divisors(counts):
+    """Each window's divisor as int64 (integer averages) and as float64 for float averages,
+    with +inf for empty windows (their sum 0 / inf gives the 0 semantics.md asks for)."""
+    return counts, np.where(counts == 0, np.inf, counts.astype(np.float64))
+
+
+def _run_avg(x, storage, out, tables, divisors, out_shape):
     out = _output(out, "out", out_shape, x.dtype, x)
     planes = math.prod(out_shape[:2])
     if planes:
         _kernels.avg_pool_planes(
             _planes(x, tables.in_plane).view(storage.view),
             _planes(out, tables.out_plane).view(storage.view),
-            *tables.kernel_args(), divisor, storage.half_kind, _num_threads(planes, x.size))
+            *tables.kernel_args(), *divisors, storage.half_kind,
+            _num_threads(planes, x.size))
     return out
 
 
