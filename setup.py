@@ -78,7 +78,12 @@ def _extensions():
         Extension(f"ovpool.{name}", sources=[f"ovpool/{name}.pyx"], include_dirs=["ovpool"])
         for name in names
     ]
-    return cythonize(extensions, compiler_directives={"language_level": 3},
+    # Given here, not only in _kernels.pyx's header: _kernels_avx2.pyx includes that file, and
+    # directive comments of an included file do not apply to the including module.
+    directives = {"language_level": 3, "boundscheck": False, "wraparound": False,
+                  "cdivision": True, "initializedcheck": False, "nonecheck": False,
+                  "embedsignature": True}
+    return cythonize(extensions, compiler_directives=directives,
                      annotate=os.environ.get("OVPOOL_ANNOTATE") == "1")
 
 

@@ -1,4 +1,5 @@
-# cython: language_level=3
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False, embedsignature=True
 # The same kernels compiled for x86-64 CPUs with AVX2, FMA and F16C (see setup.py); ovpool
 # loads this module instead of _kernels when the CPU it runs on has those instructions.
 include "_kernels.pyx"
