@@ -19,6 +19,7 @@ from ._shapes import (
     check_exclude_pad_pads,
     resolve_pool_axes,
 )
+from ._limits import check_allocation
 from .config import get_memory_limit, get_num_threads
 from .errors import (BadArgumentError, BadAttributeError, BadDtypeError, BadShapeError,
                      MemoryLimitError)
@@ -66,24 +67,15 @@ def _prepare_input(x, op):
     if storage is None:
         raise BadDtypeError(f"{op}: input dtype {x.dtype} is not supported; use one of {_SUPPORTED}")
     check_input_shape(x.shape)
+    if not x.flags.c_contiguous:
+        check_allocation(x.shape, x.dtype, f"{op}: a contiguous copy of the input")
     return np.ascontiguousarray(x), storage
-
-
-def _check_memory(shape, dtype, what):
-    count = math.prod(shape)
-    nbytes = count * np.dtype(dtype).itemsize
-    limit = get_memory_limit()
-    if nbytes > limit:
-        raise MemoryLimitError(
-            f"{what} of shape {list(shape)} and dtype {np.dtype(dtype)} needs {nbytes} bytes, "
-            f"over the memory limit of {limit} bytes (see ovpool.set_memory_limit)"
-        )
 
 
 def _output(out, name, shape, dtype, x):
     """Allocate an output, or check that a caller-given ``out`` can be written in place."""
     if out is None:
-        _check_memory(shape, dtype, name)
+        check_allocation(shape, dtype, name)
         return np.empty(shape, dtype)
     if not isinstance(out, np.ndarray):
         raise BadArgumentError(f"'{name}' must be a numpy array, got {type(out).__name__}")

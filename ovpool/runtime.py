@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-from .config import get_memory_limit, num_threads
+from ._limits import check_allocation
+from .config import num_threads
 from .errors import (BadArgumentError, BadDtypeError, BadShapeError, MemoryLimitError,
                      ModelError, OvpoolError, UnsupportedError)
 from .ir.element_types import element_type_of
@@ -72,14 +73,9 @@ def _unsupported(layer):
 
 
 def _check_size(shape, dtype, port):
-    if shape is None or any(d is None for d in shape):
-        return
-    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-    limit = get_memory_limit()
-    if nbytes > limit:
-        raise MemoryLimitError(f"output port {port} of shape {list(shape)} and type {dtype} "
-                               f"needs {nbytes} bytes, over the memory limit of {limit} bytes "
-                               "(see ovpool.set_memory_limit)")
+    """Refuse a tensor over the memory limit (known dims only; unknown ones are checked when
+    the model runs and shapes are re-inferred), or of a rank numpy cannot hold."""
+    check_allocation(shape, dtype, f"output port {port}")
 
 
 def _check_declared(port, spec):
@@ -117,7 +113,8 @@ class CompiledModel:
         specs = self._infer(self._input_specs, compile_time=True)
         self._plan(specs)
         self.inputs = model.inputs
-        self.outputs = tuple(self._output_info(t, specs) for t in model.outputs)
+        names = self._output_names()
+        self.outputs = tuple(self._output_info(t, specs, names) for t in model.outputs)
         self._signatures = {}
         self._expected = [(t.name, t.dtype, tuple(t.shape.to_shape()), t.shape)
                           for t in model.inputs]
@@ -281,13 +278,13 @@ class CompiledModel:
             seen.add(candidate)
         return names
 
-    def _output_info(self, info, specs):
+    def _output_info(self, info, specs, names):
         spec = specs[self._sources[(info.layer.id, info.layer.inputs[0].id)]]
         shape = info.shape
         if spec.shape is not None:
             shape = PartialShape(Dimension.static(n) if n is not None else d
                                  for n, d in zip(spec.shape, info.shape))
-        name = self._output_names()[info.layer.id]
+        name = names[info.layer.id]
         return TensorInfo(name, info.names, element_type_of(spec.dtype), spec.dtype, shape,
                           info.layer)
 

@@ -66,8 +66,26 @@ class PartialShape(tuple):
         return f"PartialShape({self})"
 
 
-_INT = re.compile(r"^\s*-?\d+\s*$")
+_INT = re.compile(r"^\s*-?[0-9]+\s*$")
 _REQUIRED = object()
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _shown(raw, limit=60):
+    """``raw`` for an error message, cut short when it is long."""
+    text = raw if len(raw) <= limit else raw[:limit - 3] + "..."
+    return repr(text)
+
+
+def _int64(text, name, raw):
+    """``text`` (matched by ``_INT``) as an int, refused when it does not fit in int64 (which
+    also keeps ``int()`` away from its slow path on thousands of digits)."""
+    digits = text.strip().lstrip("-").lstrip("0")
+    value = int(text) if len(digits) <= 19 else None
+    if value is None or not _INT64_MIN <= value <= _INT64_MAX:
+        raise BadAttributeError(f"attribute '{name}' is {_shown(raw)}; {_shown(text.strip(), 30)} "
+                                "does not fit in a 64-bit integer")
+    return value
 
 
 class Attributes(Mapping):
@@ -109,16 +127,16 @@ class Attributes(Mapping):
         parts = raw.split(",") if raw.strip() else []
         if not all(_INT.match(p) for p in parts):
             raise BadAttributeError(
-                f"attribute '{name}' is {raw!r}; expected comma-separated integers")
-        return tuple(int(p) for p in parts)
+                f"attribute '{name}' is {_shown(raw)}; expected comma-separated integers")
+        return tuple(_int64(p, name, raw) for p in parts)
 
     def int(self, name, default=_REQUIRED):
         raw = self._raw(name, default)
         if raw is None:
             return default
         if not _INT.match(raw):
-            raise BadAttributeError(f"attribute '{name}' is {raw!r}; expected an integer")
-        return int(raw)
+            raise BadAttributeError(f"attribute '{name}' is {_shown(raw)}; expected an integer")
+        return _int64(raw, name, raw)
 
     def bool(self, name, default=_REQUIRED):
         raw = self._raw(name, default)
@@ -126,7 +144,7 @@ class Attributes(Mapping):
             return default
         value = {"true": True, "1": True, "false": False, "0": False}.get(raw.strip().lower())
         if value is None:
-            raise BadAttributeError(f"attribute '{name}' is {raw!r}; expected true or false")
+            raise BadAttributeError(f"attribute '{name}' is {_shown(raw)}; expected true or false")
         return value
 
     def choice(self, name, choices, default=_REQUIRED):
@@ -137,7 +155,7 @@ class Attributes(Mapping):
         value = raw.strip().lower()
         if value not in choices:
             raise BadAttributeError(
-                f"attribute '{name}' is {raw!r}; expected one of {', '.join(choices)}")
+                f"attribute '{name}' is {_shown(raw)}; expected one of {', '.join(choices)}")
         return value
 
     def dtype(self, name, default=_REQUIRED):

@@ -26,6 +26,27 @@ __all__ = ["read_model", "parameter_type", "SUPPORTED_IR_VERSIONS"]
 
 SUPPORTED_IR_VERSIONS = (10, 11)
 _INT64_MAX = 2**63 - 1
+# numpy arrays have at most 64 dimensions; IR shapes beyond that cannot be run.
+MAX_RANK = 64
+# IR <data> elements carry a handful of attributes. lxml reads an element's attribute values
+# in quadratic time (each value is found by name), so a hostile file with 100,000 of them
+# is refused before they are read.
+MAX_DATA_ATTRIBUTES = 1024
+_DIGITS = re.compile(r"[0-9]+")
+_SIGNED = re.compile(r"\s*-?[0-9]+\s*")
+
+
+def _shown(text, limit=60):
+    """``text`` for an error message, cut short when it is long."""
+    text = "" if text is None else text
+    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
+
+
+def _int64(text, what, where):
+    """A decimal integer (already matched) that must fit in int64."""
+    if len(text.strip().lstrip("-").lstrip("0")) > 19 or not -_INT64_MAX - 1 <= int(text) <= _INT64_MAX:
+        raise ModelError(f"{where}: {what} {_shown(text.strip(), 30)} does not fit in a 64-bit integer")
+    return int(text)
 
 
 def _parser():
@@ -59,16 +80,24 @@ def _dimension(text, where):
     text = (text or "").strip()
     if text in ("-1", "?"):
         return Dimension(0, None)
-    match = re.fullmatch(r"(\d*)\.\.(\d*)", text)
+    match = re.fullmatch(r"([0-9]*)\.\.([0-9]*)", text)
     if match:
-        low = int(match.group(1) or 0)
-        high = int(match.group(2)) if match.group(2) else None
+        low = _int64(match.group(1), "dimension", where) if match.group(1) else 0
+        high = _int64(match.group(2), "dimension", where) if match.group(2) else None
         if high is not None and high < low:
-            raise ModelError(f"{where}: dimension {text!r} has an empty range")
+            raise ModelError(f"{where}: dimension {_shown(text)} has an empty range")
         return Dimension(low, high)
-    if re.fullmatch(r"\d+", text):
-        return Dimension.static(int(text))
-    raise ModelError(f"{where}: dimension {text!r} is not a length, -1, ? or a range like 1..10")
+    if _DIGITS.fullmatch(text):
+        return Dimension.static(_int64(text, "dimension", where))
+    raise ModelError(f"{where}: dimension {_shown(text)} is not a length, -1, ? or a range like "
+                     "1..10")
+
+
+def _check_rank(dims, where):
+    if len(dims) > MAX_RANK:
+        raise UnsupportedError(f"{where}: a shape of rank {len(dims)}; at most {MAX_RANK} "
+                               "dimensions are supported")
+    return dims
 
 
 def _shape_attribute(text, where):
@@ -78,7 +107,8 @@ def _shape_attribute(text, where):
         raise UnsupportedError(f"{where}: shape '...' (dynamic rank) is not supported")
     if not text:
         return PartialShape()
-    return PartialShape(_dimension(part, where) for part in text.split(","))
+    parts = _check_rank(text.split(","), where)
+    return PartialShape(_dimension(part, where) for part in parts)
 
 
 def _tensor_names(text):
@@ -93,9 +123,9 @@ def _int_attribute(element, name, where):
     raw = element.get(name)
     if raw is None:
         raise ModelError(f"{where}: <{element.tag}> has no '{name}' attribute")
-    if not re.fullmatch(r"\s*-?\d+\s*", raw):
-        raise ModelError(f"{where}: attribute '{name}' is {raw!r}; expected an integer")
-    return int(raw)
+    if not _SIGNED.fullmatch(raw):
+        raise ModelError(f"{where}: attribute '{name}' is {_shown(raw)}; expected an integer")
+    return _int64(raw, f"attribute '{name}'", where)
 
 
 def _ports(section, where):
@@ -105,7 +135,8 @@ def _ports(section, where):
     for element in section.iterchildren("port"):
         port_where = f"{where} (line {element.sourceline})"
         port_id = _int_attribute(element, "id", port_where)
-        dims = PartialShape(_dimension(d.text, port_where) for d in element.iterchildren("dim"))
+        dims = _check_rank(list(element.iterchildren("dim")), port_where)
+        dims = PartialShape(_dimension(d.text, port_where) for d in dims)
         precision = element.get("precision")
         element_type = precision_to_element_type(precision) if precision else None
         ports.append(Port(port_id, dims, element_type, _tensor_names(element.get("names"))))
@@ -169,7 +200,7 @@ class _BinFile:
 
 def _const_value(layer_context, attributes, bin_file):
     dtype = attributes.dtype("element_type")
-    shape = tuple(attributes.ints("shape"))
+    shape = _check_rank(tuple(attributes.ints("shape")), "attribute 'shape'")
     if any(d < 0 for d in shape):
         raise ModelError(f"attribute 'shape' is {attributes['shape']!r}; dims must be >= 0")
     count = math.prod(shape)
@@ -193,14 +224,18 @@ def _const_value(layer_context, attributes, bin_file):
 def _layer(element, path, bin_file):
     where = f"{path}:{element.sourceline}: layer"
     layer_id = element.get("id")
-    if layer_id is None or not re.fullmatch(r"\d+", layer_id.strip()):
-        raise ModelError(f"{where} has id {layer_id!r}; expected a non-negative integer")
+    if layer_id is None or not _DIGITS.fullmatch(layer_id.strip()):
+        raise ModelError(f"{where} has id {_shown(layer_id)}; expected a non-negative integer")
     layer_id = layer_id.strip()
     for required in ("type", "version"):
         if element.get(required) is None:
             raise ModelError(f"{where} id={layer_id} has no '{required}' attribute")
     data = element.find("data")
-    attributes = Attributes(data.attrib if data is not None else {})
+    if data is not None and len(data.attrib) > MAX_DATA_ATTRIBUTES:
+        raise ModelError(f"{where} id={layer_id} name={_shown(element.get('name', ''))}: <data> "
+                         f"has {len(data.attrib)} attributes; at most {MAX_DATA_ATTRIBUTES} "
+                         "are read")
+    attributes = Attributes(dict(data.items()) if data is not None else {})
     layer = Layer(
         id=layer_id, name=element.get("name", ""), type=element.get("type"),
         version=element.get("version"), attributes=attributes,
@@ -233,12 +268,12 @@ def _edges(net, path):
         values = []
         for name in ("from-layer", "from-port", "to-layer", "to-port"):
             raw = (element.get(name) or "").strip()
-            if not re.fullmatch(r"\d+", raw):
-                raise ModelError(f"{where}: attribute '{name}' is {element.get(name)!r}; "
+            if not _DIGITS.fullmatch(raw):
+                raise ModelError(f"{where}: attribute '{name}' is {_shown(element.get(name))}; "
                                  "expected a non-negative integer")
             values.append(raw)
-        edges.append(Edge(values[0], int(values[1]), values[2], int(values[3]),
-                          element.sourceline))
+        edges.append(Edge(values[0], _int64(values[1], "from-port", where), values[2],
+                          _int64(values[3], "to-port", where), element.sourceline))
     return tuple(edges)
 
 
@@ -248,12 +283,14 @@ def _edge_text(edge, path):
 
 
 def _check_structure(layers, edges, path):
-    by_id = {}
+    by_id, output_ports, input_ports = {}, {}, {}
     for layer in layers:
         if layer.id in by_id:
             raise ModelError(f"{layer.context}: duplicate layer id {layer.id} (first used at "
                              f"line {by_id[layer.id].line})")
         by_id[layer.id] = layer
+        output_ports[layer.id] = {p.id for p in layer.outputs}
+        input_ports[layer.id] = {p.id for p in layer.inputs}
     feeding = {}
     for edge in edges:
         source, target = by_id.get(edge.from_layer), by_id.get(edge.to_layer)
@@ -261,11 +298,11 @@ def _check_structure(layers, edges, path):
             if layer is None:
                 missing = edge.from_layer if role == "from-layer" else edge.to_layer
                 raise ModelError(f"{_edge_text(edge, path)}: {role} {missing} does not exist")
-        if edge.from_port not in {p.id for p in source.outputs}:
+        if edge.from_port not in output_ports[source.id]:
             raise ModelError(
                 f"{_edge_text(edge, path)}: layer {source.id} ({source.name!r}) has no output "
                 f"port {edge.from_port}; its output ports are {[p.id for p in source.outputs]}")
-        if edge.to_port not in {p.id for p in target.inputs}:
+        if edge.to_port not in input_ports[target.id]:
             raise ModelError(
                 f"{_edge_text(edge, path)}: layer {target.id} ({target.name!r}) has no input "
                 f"port {edge.to_port}; its input ports are {[p.id for p in target.inputs]}")
@@ -323,11 +360,11 @@ def _input_info(layer):
                       layer.attributes["element_type"].strip(), dtype, shape, layer)
 
 
-def _output_info(layer, layers_by_id, edges):
+def _output_info(layer, layers_by_id, edge_into):
     port = layer.inputs[0] if layer.inputs else None
     if port is None:
         raise ModelError(f"{layer.context}: a Result needs one input port")
-    edge = next(e for e in edges if e.to_layer == layer.id and e.to_port == port.id)
+    edge = edge_into[(layer.id, port.id)]
     producer = layers_by_id[edge.from_layer]
     producer_port = next(p for p in producer.outputs if p.id == edge.from_port)
     names = producer_port.names or (layer.name,)
@@ -376,9 +413,10 @@ def read_model(xml_path, bin_path=None):
     if net.tag != "net":
         raise ModelError(f"{path}:{net.sourceline}: the root element is <{net.tag}>, not <net>")
     version = net.get("version", "")
-    if not version.strip().isdigit() or int(version) not in SUPPORTED_IR_VERSIONS:
+    if not _DIGITS.fullmatch(version.strip()) or len(version.strip()) > 4 \
+            or int(version) not in SUPPORTED_IR_VERSIONS:
         raise UnsupportedError(
-            f"{path}:{net.sourceline}: IR version {version!r} is not supported; supported: "
+            f"{path}:{net.sourceline}: IR version {_shown(version)} is not supported; supported: "
             f"{', '.join(map(str, SUPPORTED_IR_VERSIONS))}")
 
     bin_file = _BinFile(bin_path)
@@ -395,7 +433,8 @@ def read_model(xml_path, bin_path=None):
 
     by_id = {layer.id: layer for layer in layers}
     inputs = tuple(_input_info(l) for l in layers if l.type == "Parameter")
-    outputs = tuple(_output_info(l, by_id, edges) for l in layers if l.type == "Result")
+    edge_into = {(e.to_layer, e.to_port): e for e in edges}
+    outputs = tuple(_output_info(l, by_id, edge_into) for l in layers if l.type == "Result")
     if not outputs:
         raise ModelError(f"{path}: the model has no Result layer, so it has no outputs")
     return Model(path, bin_path if bin_file.size is not None else None, int(version),

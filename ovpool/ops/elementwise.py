@@ -3,6 +3,7 @@ broadcasting (Add, Subtract, Multiply, Divide, Power, Maximum, Minimum)."""
 
 import numpy as np
 
+from .._limits import check_allocation
 from ._base import Op, Spec, broadcast_shapes, common_dtype
 
 _BROADCASTS = ("numpy", "none")
@@ -25,6 +26,8 @@ def _floor_or_trunc_divide(python_division):
 def _int_power(a, b):
     if a.dtype.kind in "iu":
         # numpy refuses negative integer exponents; OpenVINO computes them in floating point.
+        check_allocation(np.broadcast_shapes(a.shape, b.shape), np.float64,
+                         "the float64 temporary of an integer Power")
         return np.power(a.astype(np.float64), b).astype(a.dtype)
     return np.power(a, b)
 
@@ -92,6 +95,7 @@ def _convert_to(x, dtype):
     if x.dtype.kind in "fV" and dtype.kind in "iu":
         # Float to integer as OpenVINO's CPU plugin does it: truncate towards zero, then wrap
         # (300.0 -> u8 44, -1.5 -> u8 255).
+        check_allocation(x.shape, np.float64, "the float64 temporary of a Convert")
         with np.errstate(invalid="ignore"):
             return x.astype(np.float64).astype(np.int64).astype(dtype)
     return x.astype(dtype)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import pooling
 from ..errors import BadShapeError
-from ._base import Op, Spec, const_ints, normalize_axes
+from ._base import Op, Spec, const_ints, normalize_axes, run_ints
 
 _POOLABLE = {"float32", "float16", "float64", "bfloat16"}
 
@@ -66,7 +66,7 @@ def _reduction(kind, numpy_function):
             return [Spec(_reduced_shape(x.shape, axes, keep_dims), x.dtype)]
 
         def run(x, axes_value):
-            axes = resolve(x.shape, axes_value.reshape(-1).tolist())
+            axes = resolve(x.shape, run_ints(axes_value, "reduction axes (input 1)"))
             if (kind in _GLOBAL and x.ndim >= 3 and axes == tuple(range(2, x.ndim))
                     and x.dtype.name in _POOLABLE and x.size):
                 return (_GLOBAL[kind](x, keep_dims),)

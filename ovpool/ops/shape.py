@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..errors import BadAttributeError, BadShapeError
-from ._base import Op, Spec, common_dtype, const_ints, is_known, normalize_axes
+from ._base import Op, Spec, common_dtype, const_ints, is_known, normalize_axes, run_ints
 
 
 def _permutation(order, rank):
@@ -27,7 +27,7 @@ def transpose(layer):
         return [Spec(tuple(x.shape[a] for a in _permutation(values, len(x.shape))), x.dtype)]
 
     def run(x, order):
-        return (np.transpose(x, _permutation(order.reshape(-1).tolist(), x.ndim)),)
+        return (np.transpose(x, _permutation(run_ints(order, "transpose order (input 1)"), x.ndim)),)
 
     return Op(infer, run)
 
@@ -76,7 +76,7 @@ def reshape(layer):
         return [Spec(_reshaped(x.shape, values, special_zero), x.dtype)]
 
     def run(x, target):
-        return (x.reshape(_reshaped(x.shape, target.reshape(-1).tolist(), special_zero)),)
+        return (x.reshape(_reshaped(x.shape, run_ints(target, "target shape (input 1)"), special_zero)),)
 
     return Op(infer, run)
 
@@ -106,7 +106,7 @@ def squeeze(layer):
         return [Spec(tuple(d for i, d in enumerate(x.shape) if i not in drop), x.dtype)]
 
     def run(x, *axes):
-        values = axes[0].reshape(-1).tolist() if axes else None
+        values = run_ints(axes[0], "squeeze axes (input 1)") if axes else None
         return (np.squeeze(x, axis=axes_of(x.shape, values)),)
 
     return Op(infer, run)
@@ -129,7 +129,7 @@ def unsqueeze(layer):
         return [Spec(_unsqueezed(x.shape, values), x.dtype)]
 
     def run(x, axes):
-        return (x.reshape(_unsqueezed(x.shape, axes.reshape(-1).tolist())),)
+        return (x.reshape(_unsqueezed(x.shape, run_ints(axes, "unsqueeze axes (input 1)"))),)
 
     return Op(infer, run)
 

@@ -1,0 +1,41 @@
+"""Shared pytest configuration.
+
+``--long`` selects deeper randomised runs: the hypothesis profile ``long`` (many more examples
+per property, no deadline, random seeds) and a larger seeded IR fuzz batch. Without it the
+profile is ``ci``: a fixed budget of examples, derandomized, so CI runs are reproducible and
+quick. ``HYPOTHESIS_PROFILE=<name>`` in the environment overrides both.
+"""
+
+import os
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # pragma: no cover - hypothesis is a test dependency
+    settings = None
+
+
+if settings is not None:
+    _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    settings.register_profile(
+        "ci", max_examples=200, derandomize=True, deadline=None, print_blob=True,
+        suppress_health_check=_SLOW_OK, database=None)
+    settings.register_profile(
+        "long", max_examples=5000, derandomize=False, deadline=None, print_blob=True,
+        suppress_health_check=_SLOW_OK)
+    settings.register_profile(
+        "dev", max_examples=40, derandomize=False, deadline=None, print_blob=True,
+        suppress_health_check=_SLOW_OK)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--long", action="store_true", default=False,
+        help="deeper randomised runs: the 'long' hypothesis profile and a bigger IR fuzz batch")
+
+
+def pytest_configure(config):
+    if settings is None:
+        return
+    profile = os.environ.get("HYPOTHESIS_PROFILE") or (
+        "long" if config.getoption("--long") else "ci")
+    settings.load_profile(profile)
