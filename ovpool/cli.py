@@ -15,6 +15,9 @@ import numpy as np
 
 from . import __version__
 from . import openvino as bridge
+from ._atomic import save_npz_atomically
+from ._limits import memory_limit_argument
+from .config import set_memory_limit
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
 from .ops import lookup
@@ -40,6 +43,10 @@ def _parser():
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="print tracebacks on errors (and, for run, a per-layer trace)")
+    common.add_argument("--memory-limit", type=memory_limit_argument, default=argparse.SUPPRESS,
+                        metavar="SIZE",
+                        help="refuse any single array larger than SIZE (e.g. 512M, 2G, 50%%; "
+                             "default: half the physical memory)")
     parser = argparse.ArgumentParser(
         prog="ovpool", parents=[common],
         description="Run OpenVINO IR models (.xml + .bin) with ovpool, without OpenVINO.")
@@ -270,7 +277,24 @@ class _OpenVINORunner:
         return self.compiled.infer(ordered)
 
 
+def _files_read(args):
+    """The files a run reads, which its --output must never replace. An --input is
+    ``[NAME=]FILE``; both readings are protected, as FILE may itself contain '='."""
+    paths = [args.model, args.bin or os.path.splitext(args.model)[0] + ".bin"]
+    for spec in args.input:
+        paths += [spec, spec.split("=", 1)[-1]]
+    return paths
+
+
+def _check_output_path(args):
+    if args.output and any(os.path.exists(p) and os.path.exists(args.output)
+                           and os.path.samefile(p, args.output) for p in _files_read(args)):
+        raise BadArgumentError(f"--output {args.output} is a file this run reads; "
+                               "refusing to overwrite it")
+
+
 def _command_run(args, out):
+    _check_output_path(args)
     model = read_model(args.model, args.bin)
     engine = _choose_engine(args.engine, model)
     if engine == "ovpool":
@@ -301,10 +325,8 @@ def _command_run(args, out):
     else:
         print(f"inference time: {best:.3f} ms", file=out)
     if args.output:
-        try:
-            np.savez(args.output, **{name: _savable(a) for name, a in outputs.items()})
-        except OSError as error:
-            raise BadArgumentError(f"cannot write {args.output}: {error.strerror}") from None
+        save_npz_atomically(args.output, {name: _savable(a) for name, a in outputs.items()},
+                            protected_paths=_files_read(args))
         print(f"outputs written to {args.output}", file=out)
     return EXIT_OK
 
@@ -427,6 +449,8 @@ def main(argv=None):
     debug = getattr(args, "debug", False)
     command = {"run": _command_run, "info": _command_info, "check": _command_check}[args.command]
     try:
+        if hasattr(args, "memory_limit"):
+            set_memory_limit(args.memory_limit)
         return command(args, sys.stdout)
     except OvpoolError as error:
         if debug:

@@ -204,3 +204,24 @@ def test_auto_without_openvino_lists_the_layers_ovpool_cannot_run(tmp_path):
     (tmp_path / "m.bin").write_bytes(b"")
     result = ovpool("run", str(tmp_path / "m.xml"), code=NO_OPENVINO)
     _one_line_error(result, "cannot run layer(s)", "(Softmax-opset1)", "pip install")
+
+
+def test_output_never_overwrites_an_input_and_memory_limit_is_applied(tmp_path):
+    import shutil
+
+    xml = tmp_path / "m.xml"
+    shutil.copy(model("max_pool_1"), xml)
+    shutil.copy(os.path.join(MODELS, "max_pool_1.bin"), tmp_path / "m.bin")
+    x = np.load(os.path.join(INPUTS, "max_pool_1.npy"))
+    np.save(tmp_path / "x.npy", x)
+    before = (tmp_path / "x.npy").read_bytes()
+    result = ovpool("run", str(xml), "--input", str(tmp_path / "x.npy"),
+                    "--output", str(tmp_path / "x.npy"))
+    assert result.returncode == 2 and "refusing to overwrite" in result.stderr
+    assert (tmp_path / "x.npy").read_bytes() == before
+    result = ovpool("run", str(xml), "--input", str(tmp_path / "x.npy"), "--memory-limit", "16")
+    assert result.returncode == 2 and "memory limit of 16 bytes" in result.stderr
+    result = ovpool("run", str(xml), "--input", str(tmp_path / "x.npy"),
+                    "--output", str(tmp_path / "out.npz"))
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["m.bin", "m.xml", "out.npz", "x.npy"]  # no temp left
