@@ -314,6 +314,11 @@ def test_save_model_writes_ovpool_layers_that_read_back_unchanged(cores, tmp_pat
         _assert_agree(t, o, t.dtype, "round trip")
     with pytest.raises(RuntimeError):                # a plain Core does not know the opset
         ov.Core().read_model(str(tmp_path / "saved.xml"))
+    # ovpool's own runtime reads the ovpool-opset layers too.
+    pure = ovpool.compile_model(str(tmp_path / "saved.xml"))(x)
+    assert len(pure) == len(theirs)
+    for t, o in zip(theirs.values(), pure.values()):
+        _assert_agree(t, o, t.dtype, "ovpool runtime on ovpool-opset layers")
 
 
 def test_bad_attributes_name_the_layer_and_attribute(cores, tmp_path):

@@ -4,6 +4,8 @@ Adding an op: write one function ``f(layer) -> Op`` (see :mod:`ovpool.ops._base`
 module of its family and list it here.
 """
 
+import dataclasses
+
 from . import elementwise, graph, pooling, reduce, shape
 from ._base import Op, Spec
 
@@ -52,6 +54,14 @@ def supported_versions(op_type):
     return sorted(opset for name, opset in REGISTRY if name == op_type)
 
 
+# Layers of the "ovpool" opset, which the OpenVINO bridge writes (see ovpool.openvino), carry
+# the attributes and semantics of the newest native version of their op.
+OVPOOL_OPSET = {"AvgPool": 16, "MaxPool": 14, "AdaptiveAvgPool": 8, "AdaptiveMaxPool": 8}
+
+
 def lookup(layer):
     """The implementation for a layer, or None when ovpool does not run it."""
+    if layer.version == "ovpool" and layer.type in OVPOOL_OPSET:
+        native = dataclasses.replace(layer, version=f"opset{OVPOOL_OPSET[layer.type]}")
+        return lambda _layer: REGISTRY[(layer.type, native.opset)](native)
     return REGISTRY.get((layer.type, layer.opset))
