@@ -159,6 +159,28 @@ cdef inline void pass_shape(const Geometry* g, Py_ssize_t axis, Py_ssize_t* oute
 # Average pooling
 # ---------------------------------------------------------------------------------------------
 
+cdef struct AxisTable:
+    # One spatial axis's window table, as the passes read it.
+    Py_ssize_t length, out_len, dil, step    # input and output lengths, tap and window steps
+    Py_ssize_t lo, hi, taps                  # interior run [lo, hi) of windows with taps taps
+    const Py_ssize_t* begin                  # first tap of each window
+    const Py_ssize_t* count                  # taps of each window
+
+
+cdef inline AxisTable axis_table(const Geometry* g, Py_ssize_t axis) noexcept nogil:
+    cdef AxisTable w
+    w.length = g.length[axis]
+    w.out_len = g.output[axis]
+    w.dil = g.dilation[axis]
+    w.step = g.stride[axis]
+    w.lo = g.interior[2 * axis]
+    w.hi = g.interior[2 * axis + 1]
+    w.begin = g.begin + g.offset[axis]
+    w.count = g.count + g.offset[axis]
+    w.taps = w.count[w.lo] if w.hi > w.lo else 0
+    return w
+
+
 cdef inline void sum_windows(const src_t* row, acc_t* out, const Py_ssize_t* begin,
                              const Py_ssize_t* count, Py_ssize_t first, Py_ssize_t last,
                              Py_ssize_t dil, int half_kind) noexcept nogil:
@@ -197,37 +219,32 @@ cdef void sum_last_axis(const src_t* src, acc_t* dst, const Geometry* g, Py_ssiz
     windows are summed tap by tap across all outputs, so the loop over outputs vectorises
     (specialised for the common strides 1 and 2)."""
     cdef Py_ssize_t o, j, t
-    cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
-    cdef Py_ssize_t step = g.stride[axis]
-    cdef Py_ssize_t lo = g.interior[2 * axis], hi = g.interior[2 * axis + 1]
-    cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
-    cdef const Py_ssize_t* count = g.count + g.offset[axis]
-    cdef Py_ssize_t taps = count[lo] if hi > lo else 0
+    cdef AxisTable w = axis_table(g, axis)
     cdef const src_t* row
     cdef const src_t* tap
     cdef acc_t* out
     for o in range(outer):
-        row = src + o * length
-        out = dst + o * out_len
-        if hi - lo < 8:
+        row = src + o * w.length
+        out = dst + o * w.out_len
+        if w.hi - w.lo < 8:
             # Too few windows for the loop across them to pay off: one window at a time.
-            sum_windows(row, out, begin, count, 0, out_len, dil, half_kind)
+            sum_windows(row, out, w.begin, w.count, 0, w.out_len, w.dil, half_kind)
             continue
-        sum_windows(row, out, begin, count, 0, lo, dil, half_kind)
-        sum_windows(row, out, begin, count, hi, out_len, dil, half_kind)
-        for j in range(lo, hi):
+        sum_windows(row, out, w.begin, w.count, 0, w.lo, w.dil, half_kind)
+        sum_windows(row, out, w.begin, w.count, w.hi, w.out_len, w.dil, half_kind)
+        for j in range(w.lo, w.hi):
             out[j] = 0
-        for t in range(taps):
-            tap = row + begin[lo] + t * dil - lo * step
-            if step == 1:
-                for j in range(lo, hi):
+        for t in range(w.taps):
+            tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step
+            if w.step == 1:
+                for j in range(w.lo, w.hi):
                     out[j] += load(tap[j], half_kind, <acc_t*> NULL)
-            elif step == 2:
-                for j in range(lo, hi):
+            elif w.step == 2:
+                for j in range(w.lo, w.hi):
                     out[j] += load(tap[2 * j], half_kind, <acc_t*> NULL)
             else:
-                for j in range(lo, hi):
-                    out[j] += load(tap[step * j], half_kind, <acc_t*> NULL)
+                for j in range(w.lo, w.hi):
+                    out[j] += load(tap[w.step * j], half_kind, <acc_t*> NULL)
 
 
 cdef inline void accumulate_row(acc_t* acc, const src_t* row, Py_ssize_t n,
@@ -248,9 +265,7 @@ cdef inline void accumulate_row(acc_t* acc, const src_t* row, Py_ssize_t n,
 cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
                    int half_kind) noexcept nogil:
     cdef Py_ssize_t outer, inner, o, j, t, i
-    cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
-    cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
-    cdef const Py_ssize_t* count = g.count + g.offset[axis]
+    cdef AxisTable w = axis_table(g, axis)
     cdef const src_t* row
     cdef acc_t* acc
     pass_shape(g, axis, &outer, &inner)
@@ -258,12 +273,12 @@ cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t a
         sum_last_axis(src, dst, g, axis, outer, half_kind)
         return
     for o in range(outer):
-        for j in range(out_len):
-            acc = dst + (o * out_len + j) * inner
+        for j in range(w.out_len):
+            acc = dst + (o * w.out_len + j) * inner
             for i in range(inner):
                 acc[i] = 0
-            for t in range(count[j]):
-                row = src + (o * length + begin[j] + t * dil) * inner
+            for t in range(w.count[j]):
+                row = src + (o * w.length + w.begin[j] + t * w.dil) * inner
                 accumulate_row(acc, row, inner, half_kind)
 
 
@@ -460,12 +475,7 @@ cdef void max_last_axis(const src_t* src, acc_t* dst, const int64_t* src_index,
     Without indices, full windows are reduced tap by tap across all outputs so that the loop
     over outputs vectorises (specialised for strides 1 and 2)."""
     cdef Py_ssize_t o, j, t
-    cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
-    cdef Py_ssize_t step = g.stride[axis]
-    cdef Py_ssize_t lo = g.interior[2 * axis], hi = g.interior[2 * axis + 1]
-    cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
-    cdef const Py_ssize_t* count = g.count + g.offset[axis]
-    cdef Py_ssize_t taps = count[lo] if hi > lo else 0
+    cdef AxisTable w = axis_table(g, axis)
     cdef const src_t* row
     cdef const src_t* tap
     cdef const int64_t* row_index
@@ -473,40 +483,42 @@ cdef void max_last_axis(const src_t* src, acc_t* dst, const int64_t* src_index,
     cdef acc_t* out
     cdef acc_t value
     for o in range(outer):
-        row = src + o * length
-        out = dst + o * out_len
+        row = src + o * w.length
+        out = dst + o * w.out_len
         if dst_index != NULL:
-            row_index = (src_index + o * length) if src_index != NULL else NULL
-            out_index = dst_index + o * out_len
-            max_windows(row, out, row_index, out_index, o * length, begin, count, 0, lo, dil,
-                        empty_value, half_kind)
-            max_windows(row, out, row_index, out_index, o * length, begin, count, hi, out_len,
-                        dil, empty_value, half_kind)
-            if hi > lo:
-                max_interior_indexed(row, out, row_index, out_index, o * length, begin[lo],
-                                     lo, hi, step, taps, dil, half_kind)
+            row_index = (src_index + o * w.length) if src_index != NULL else NULL
+            out_index = dst_index + o * w.out_len
+            max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, 0,
+                        w.lo, w.dil, empty_value, half_kind)
+            max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, w.hi,
+                        w.out_len, w.dil, empty_value, half_kind)
+            if w.hi > w.lo:
+                max_interior_indexed(row, out, row_index, out_index, o * w.length,
+                                     w.begin[w.lo], w.lo, w.hi, w.step, w.taps, w.dil,
+                                     half_kind)
             continue
-        max_windows(row, out, NULL, NULL, 0, begin, count, 0, lo, dil, empty_value, half_kind)
-        max_windows(row, out, NULL, NULL, 0, begin, count, hi, out_len, dil, empty_value,
+        max_windows(row, out, NULL, NULL, 0, w.begin, w.count, 0, w.lo, w.dil, empty_value,
                     half_kind)
-        if hi <= lo:
+        max_windows(row, out, NULL, NULL, 0, w.begin, w.count, w.hi, w.out_len, w.dil, empty_value,
+                    half_kind)
+        if w.hi <= w.lo:
             continue
-        tap = row + begin[lo] - lo * step
-        for j in range(lo, hi):
-            out[j] = load(tap[step * j], half_kind, <acc_t*> NULL)
-        for t in range(1, taps):
-            tap = row + begin[lo] + t * dil - lo * step
-            if step == 1:
-                for j in range(lo, hi):
+        tap = row + w.begin[w.lo] - w.lo * w.step
+        for j in range(w.lo, w.hi):
+            out[j] = load(tap[w.step * j], half_kind, <acc_t*> NULL)
+        for t in range(1, w.taps):
+            tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step
+            if w.step == 1:
+                for j in range(w.lo, w.hi):
                     value = load(tap[j], half_kind, <acc_t*> NULL)
                     out[j] = value if replaces(value, out[j]) else out[j]
-            elif step == 2:
-                for j in range(lo, hi):
+            elif w.step == 2:
+                for j in range(w.lo, w.hi):
                     value = load(tap[2 * j], half_kind, <acc_t*> NULL)
                     out[j] = value if replaces(value, out[j]) else out[j]
             else:
-                for j in range(lo, hi):
-                    value = load(tap[step * j], half_kind, <acc_t*> NULL)
+                for j in range(w.lo, w.hi):
+                    value = load(tap[w.step * j], half_kind, <acc_t*> NULL)
                     out[j] = value if replaces(value, out[j]) else out[j]
 
 
@@ -520,9 +532,7 @@ cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64
     smaller plane offset wins, which is the first element in row-major window order.
     """
     cdef Py_ssize_t outer, inner, o, j, t, i, position, first
-    cdef Py_ssize_t length = g.length[axis], out_len = g.output[axis], dil = g.dilation[axis]
-    cdef const Py_ssize_t* begin = g.begin + g.offset[axis]
-    cdef const Py_ssize_t* count = g.count + g.offset[axis]
+    cdef AxisTable w = axis_table(g, axis)
     cdef const src_t* row
     cdef const int64_t* row_index
     cdef acc_t* best
@@ -534,10 +544,10 @@ cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64
         max_last_axis(src, dst, src_index, dst_index, g, axis, outer, empty_value, half_kind)
         return
     for o in range(outer):
-        for j in range(out_len):
-            best = dst + (o * out_len + j) * inner
-            best_index = (dst_index + (o * out_len + j) * inner) if dst_index != NULL else NULL
-            if count[j] == 0:
+        for j in range(w.out_len):
+            best = dst + (o * w.out_len + j) * inner
+            best_index = (dst_index + (o * w.out_len + j) * inner) if dst_index != NULL else NULL
+            if w.count[j] == 0:
                 # Every window through this position is empty; later passes only ever
                 # combine it with other empty entries.
                 for i in range(inner):
@@ -546,7 +556,7 @@ cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64
                     for i in range(inner):
                         best_index[i] = 0
                 continue
-            first = (o * length + begin[j]) * inner
+            first = (o * w.length + w.begin[j]) * inner
             row = src + first
             for i in range(inner):
                 best[i] = load(row[i], half_kind, <acc_t*> NULL)
@@ -557,15 +567,15 @@ cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64
                 else:
                     for i in range(inner):
                         best_index[i] = src_index[first + i]
-            for t in range(1, count[j]):
-                position = (o * length + begin[j] + t * dil) * inner
+            for t in range(1, w.count[j]):
+                position = (o * w.length + w.begin[j] + t * w.dil) * inner
                 row = src + position
                 if best_index == NULL:
                     for i in range(inner):
                         value = load(row[i], half_kind, <acc_t*> NULL)
                         best[i] = value if replaces(value, best[i]) else best[i]
                 elif src_index == NULL:
-                    # Later taps have larger offsets: ties keep the earlier one.
+                    # Later w.taps have larger offsets: ties keep the earlier one.
                     for i in range(inner):
                         value = load(row[i], half_kind, <acc_t*> NULL)
                         better = replaces(value, best[i])
