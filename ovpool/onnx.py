@@ -339,25 +339,11 @@ def _lp_exponent(version, opset, p):
 def _lp(x, windows, p):
     """``(sum over each window of |x|^p) ** (1/p)``, padding contributing 0.
 
-    Computed in float64: the pooling kernel averages ``|x|^p`` over each window's input
-    elements, the average times that count is the sum. Cast back to the input's dtype."""
+    Computed in float64 (the pooling kernel's "sum" divisor rule gives the window sums),
+    then cast back to the input's dtype."""
     powered = np.abs(np.asarray(x, dtype=np.float64)) ** p
-    mean = pooling.avg_pool_windows(powered, windows, "exclude_pad")
-    counts = _real_taps(windows).reshape((1, 1) + mean.shape[2:])
-    return ((mean * counts) ** (1.0 / p)).astype(x.dtype)
-
-
-def _real_taps(windows):
-    """Number of input elements (not padding) in every window, as an array of output shape."""
-    per_axis = []
-    for w in windows:
-        starts = np.arange(w.output, dtype=np.int64) * w.stride - w.pad_begin
-        taps = starts[:, None] + np.arange(w.kernel, dtype=np.int64) * w.dilation
-        per_axis.append(((taps >= 0) & (taps < w.length)).sum(axis=1))
-    counts = per_axis[0]
-    for c in per_axis[1:]:
-        counts = np.multiply.outer(counts, c)
-    return np.asarray(counts, dtype=np.float64)
+    total = pooling.avg_pool_windows(powered, windows, "sum")
+    return (total ** (1.0 / p)).astype(x.dtype)
 
 
 def lp_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, p=2, pads=None,

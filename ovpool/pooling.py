@@ -151,8 +151,9 @@ def _fixed_axis_taps(window):
 #   "exclude_pad"           the number of input elements in the window;
 #   "openvino_include_pad"  the kernel volume whenever any pad is non-zero, else as exclude_pad;
 #   "include_padded"        the taps inside the padded extent [-pad_begin, length + pad_end)
-#                           (ONNX count_include_pad=1, DirectML IncludePadding=TRUE).
-DIVISOR_RULES = ("exclude_pad", "openvino_include_pad", "include_padded")
+#                           (ONNX count_include_pad=1, DirectML IncludePadding=TRUE);
+#   "sum"                   1: the window sums themselves (for LpPool).
+DIVISOR_RULES = ("exclude_pad", "openvino_include_pad", "include_padded", "sum")
 
 
 def _padded_taps(window):
@@ -224,6 +225,8 @@ def _window_plan(shape, windows, divisor_rule):
         divisor = np.full(tables.out_plane, math.prod(w.kernel for w in windows), np.int64)
     elif divisor_rule == "include_padded":
         divisor = _outer_product([_padded_taps(w) for w in windows])
+    elif divisor_rule == "sum":
+        divisor = np.ones(tables.out_plane, np.int64)
     else:
         divisor = _outer_product([t[1] for t in taps])
     out_shape = tuple(shape[:2]) + tuple(w.output for w in windows)
