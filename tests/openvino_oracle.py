@@ -54,6 +54,13 @@ def _per_axis(value, nsp, default):
     return value
 
 
+def _window(x, kernel, strides, pads_begin, pads_end, dilations):
+    """(kernel, strides, pads_begin, pads_end, dilations) as per-axis tuples for ``x``."""
+    nsp = x.ndim - 2
+    return tuple(tuple(_per_axis(value, nsp, default)) for value, default in (
+        (kernel, None), (strides, 1), (pads_begin, 0), (pads_end, 0), (dilations, 1)))
+
+
 def _compile(key, build):
     """Return the compiled model for ``key``, building it with ``build()`` on a miss."""
     compiled = _cache.get(key)
@@ -91,15 +98,8 @@ def ov_avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilatio
                 exclude_pad=True, rounding_type="floor", auto_pad="explicit"):
     """AvgPool-16 on OpenVINO CPU. Returns the output array."""
     x = np.asarray(x)
-    nsp = x.ndim - 2
-    attrs = (
-        tuple(_per_axis(kernel, nsp, None)),
-        tuple(_per_axis(strides, nsp, 1)),
-        tuple(_per_axis(pads_begin, nsp, 0)),
-        tuple(_per_axis(pads_end, nsp, 0)),
-        tuple(_per_axis(dilations, nsp, 1)),
-        bool(exclude_pad), rounding_type, _auto_pad(auto_pad),
-    )
+    attrs = _window(x, kernel, strides, pads_begin, pads_end, dilations) + (
+        bool(exclude_pad), rounding_type, _auto_pad(auto_pad))
     k, s, pb, pe, d, excl, rt, ap = attrs
 
     def build():
@@ -117,15 +117,8 @@ def ov_max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilatio
                 rounding_type="floor", auto_pad="explicit", index_element_type="i64", axis=0):
     """MaxPool-14 on OpenVINO CPU. Returns (values, indices)."""
     x = np.asarray(x)
-    nsp = x.ndim - 2
-    attrs = (
-        tuple(_per_axis(kernel, nsp, None)),
-        tuple(_per_axis(strides, nsp, 1)),
-        tuple(_per_axis(pads_begin, nsp, 0)),
-        tuple(_per_axis(pads_end, nsp, 0)),
-        tuple(_per_axis(dilations, nsp, 1)),
-        rounding_type, _auto_pad(auto_pad), index_element_type, int(axis),
-    )
+    attrs = _window(x, kernel, strides, pads_begin, pads_end, dilations) + (
+        rounding_type, _auto_pad(auto_pad), index_element_type, int(axis))
     k, s, pb, pe, d, rt, ap, it, ax = attrs
 
     def build():

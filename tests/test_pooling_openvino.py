@@ -127,23 +127,25 @@ def _attr(rng, values, default):
     return [int(v) for v in values]
 
 
+def _per_axis(value, rank, default):
+    """An attribute as one value per spatial axis (None: the default; an int: every axis)."""
+    if value is None:
+        return [default] * rank
+    if isinstance(value, int):
+        return [value] * rank
+    return list(value)
+
+
 def _empty_windows(shape, attrs):
     """(mask, any_pad): a boolean mask over the spatial output marking the windows that hold
     no input element, and whether any resolved pad is non-zero."""
     rank = len(shape) - 2
 
-    def per_axis(value, default):
-        if value is None:
-            return [default] * rank
-        if isinstance(value, int):
-            return [value] * rank
-        return list(value)
-
-    k = per_axis(attrs["kernel"], None)
-    s = per_axis(attrs["strides"], 1)
-    d = per_axis(attrs["dilations"], 1)
-    pb = per_axis(attrs["pads_begin"], 0)
-    pe = per_axis(attrs["pads_end"], 0)
+    k = _per_axis(attrs["kernel"], rank, None)
+    s = _per_axis(attrs["strides"], rank, 1)
+    d = _per_axis(attrs["dilations"], rank, 1)
+    pb = _per_axis(attrs["pads_begin"], rank, 0)
+    pe = _per_axis(attrs["pads_end"], rank, 0)
     counts = []
     any_pad = False
     for a in range(rank):
@@ -170,16 +172,9 @@ def _same_ceil_extra_window(shape, attrs):
         return False
     rank = len(shape) - 2
 
-    def per_axis(value, default):
-        if value is None:
-            return [default] * rank
-        if isinstance(value, int):
-            return [value] * rank
-        return list(value)
-
-    k = per_axis(attrs["kernel"], None)
-    s = per_axis(attrs["strides"], 1)
-    d = per_axis(attrs["dilations"], 1)
+    k = _per_axis(attrs["kernel"], rank, None)
+    s = _per_axis(attrs["strides"], rank, 1)
+    d = _per_axis(attrs["dilations"], rank, 1)
     for a in range(rank):
         L = shape[2 + a]
         ek = (k[a] - 1) * d[a] + 1

@@ -404,11 +404,16 @@ def _describe(case):
 # Part 1: random configurations
 # ------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("case", AVG_CASES, ids=[_case_id(c, i) for i, c in enumerate(AVG_CASES)])
-def test_avg_pool_matches_reference(case):
+def _case_input(case):
+    """The case's data (x) and the array handed to ovpool (xin: x in the case's layout)."""
     rng = np.random.default_rng(case["data_seed"])
     x = _random_values(rng, case["shape"], case["dtype"], case["op"])
-    xin = _layout(rng, x, case["layout"])
+    return x, _layout(rng, x, case["layout"])
+
+
+@pytest.mark.parametrize("case", AVG_CASES, ids=[_case_id(c, i) for i, c in enumerate(AVG_CASES)])
+def test_avg_pool_matches_reference(case):
+    x, xin = _case_input(case)
     cfg, extra = case["cfg"], case["extra"]
     if case["raises"]:
         with pytest.raises(BadAttributeError):
@@ -439,9 +444,7 @@ def test_avg_pool_matches_reference(case):
 
 @pytest.mark.parametrize("case", MAX_CASES, ids=[_case_id(c, i) for i, c in enumerate(MAX_CASES)])
 def test_max_pool_matches_reference(case):
-    rng = np.random.default_rng(case["data_seed"])
-    x = _random_values(rng, case["shape"], case["dtype"], case["op"])
-    xin = _layout(rng, x, case["layout"])
+    x, xin = _case_input(case)
     cfg, extra = case["cfg"], case["extra"]
     if case["raises"]:
         with pytest.raises(BadAttributeError):
@@ -514,9 +517,7 @@ def _adescribe(case):
 @pytest.mark.parametrize("case", ADAPTIVE_AVG_CASES,
                          ids=[_case_id(c, i) for i, c in enumerate(ADAPTIVE_AVG_CASES)])
 def test_adaptive_avg_pool_matches_reference(case):
-    rng = np.random.default_rng(case["data_seed"])
-    x = _random_values(rng, case["shape"], case["dtype"], case["op"])
-    xin = _layout(rng, x, case["layout"])
+    x, xin = _case_input(case)
     want = ref_adaptive_avg_pool(x, case["output_size"])
     if case["give_out"]:
         out = np.full(want.shape, 1, dtype=x.dtype)
@@ -535,9 +536,7 @@ def test_adaptive_avg_pool_matches_reference(case):
 @pytest.mark.parametrize("case", ADAPTIVE_MAX_CASES,
                          ids=[_case_id(c, i) for i, c in enumerate(ADAPTIVE_MAX_CASES)])
 def test_adaptive_max_pool_matches_reference(case):
-    rng = np.random.default_rng(case["data_seed"])
-    x = _random_values(rng, case["shape"], case["dtype"], case["op"])
-    xin = _layout(rng, x, case["layout"])
+    x, xin = _case_input(case)
     want, want_idx = ref_adaptive_max_pool(x, case["output_size"])
     extra = case["extra"]
     index_dtype = np.int32 if extra["index_element_type"] == "i32" else np.int64
