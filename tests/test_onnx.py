@@ -58,113 +58,6 @@ CONFIGS_PER_OPSET = 250
 RANDOM_OPS = ("AveragePool", "MaxPool", "LpPool", "GlobalAveragePool", "GlobalMaxPool")
 # onnxruntime implements AveragePool from opset 7 and LpPool from opset 2 only.
 _ORT_SINCE = {"AveragePool": 7, "LpPool": 2}
-_TOLERANCE = {"float32": (1e-5, 1e-6), "float16": (2e-3, 2e-3), "float64": (1e-12, 1e-12)}
-
-
-def _ort_dtypes(op, opset):
-    """Element types onnxruntime's CPU provider runs for ``op`` at ``opset`` (float16 below
-    opset 7 fails: onnxruntime inserts a Cast that does not exist there)."""
-    dtypes = ["float32"]
-    if opset >= 7:
-        dtypes.append("float16")
-    if op == "MaxPool" and opset >= 8:
-        dtypes.append("float64")
-    if op == "MaxPool" and opset >= 12:
-        dtypes += ["int8", "uint8"]
-    return dtypes
-
-
-def _same_pad_negative(shape, attrs):
-    """SAME_* where (ceil(L/s) - 1)*s + dilated kernel - L < 0 (see the listed differences)."""
-    if attrs.get("auto_pad", "NOTSET") not in ("SAME_UPPER", "SAME_LOWER"):
-        return False
-    rank = len(shape) - 2
-    strides = attrs.get("strides", [1] * rank)
-    dilations = attrs.get("dilations", [1] * rank)
-    for length, k, s, d in zip(shape[2:], attrs["kernel_shape"], strides, dilations):
-        out = -(-length // s)
-        if (out - 1) * s + (k - 1) * d + 1 - length < 0:
-            return True
-    return False
-
-
-def _has_empty_window(version, shape, attrs):
-    windows = ovpool.onnx.resolve_windows(
-        version, shape, attrs["kernel_shape"], attrs.get("auto_pad", "NOTSET"),
-        attrs.get("ceil_mode", 0), attrs.get("dilations"), attrs.get("pads"),
-        attrs.get("strides"))
-    for w in windows:
-        starts = np.arange(w.output) * w.stride - w.pad_begin
-        taps = starts[:, None] + np.arange(w.kernel) * w.dilation
-        if (((taps >= 0) & (taps < w.length)).sum(axis=1) == 0).any():
-            return True
-    return False
-
-
-def _random_config(rng, op, opset):
-    version = op_version(op, opset)
-    while True:
-        rank = int(rng.integers(1, 4))
-        shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4))) + tuple(
-            int(rng.integers(1, 8)) for _ in range(rank))
-        dtype = np.dtype(str(rng.choice([d for d in _ort_dtypes(op, opset)
-                                         if d in version.dtypes])))
-        if op.startswith("Global"):
-            return {}, shape, dtype
-        kernel = [int(rng.integers(1, 4)) for _ in range(rank)]
-        attrs = {"kernel_shape": kernel}
-        if rng.random() < 0.8:
-            attrs["strides"] = [int(rng.integers(1, 4)) for _ in range(rank)]
-        dilated = False
-        if "dilations" in version.attributes and rng.random() < 0.5:
-            attrs["dilations"] = [int(rng.integers(1, 3)) for _ in range(rank)]
-            dilated = any(d > 1 for d in attrs["dilations"])
-        r = rng.random()
-        if r < 0.6:
-            if rng.random() < 0.8:
-                attrs["pads"] = [int(rng.integers(0, k)) for k in kernel * 2]
-        elif r < 0.75:
-            attrs["auto_pad"] = "VALID"
-        else:
-            if dilated:
-                continue  # onnxruntime: SAME pads from the undilated kernel (listed)
-            attrs["auto_pad"] = str(rng.choice(["SAME_UPPER", "SAME_LOWER"]))
-        if "ceil_mode" in version.attributes and rng.random() < 0.5:
-            attrs["ceil_mode"] = 1
-        if "count_include_pad" in version.attributes and rng.random() < 0.5:
-            attrs["count_include_pad"] = 1
-        if "storage_order" in version.attributes and rng.random() < 0.3:
-            attrs["storage_order"] = 1
-        if op == "LpPool":
-            attrs["p"] = int(rng.integers(1, 4))
-        if _same_pad_negative(shape, attrs):
-            continue  # onnxruntime refuses or shifts the window (listed)
-        try:
-            empty = _has_empty_window(version, shape, attrs)
-        except ovpool.errors.OvpoolError:
-            continue  # nothing to pool: the dilated kernel is larger than the padded input
-        if op == "MaxPool" and empty:
-            continue  # onnxruntime reports a negative index there (listed)
-        return attrs, shape, dtype
-
-
-def _random_input(rng, shape, dtype):
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, int(info.max) + 1, size=shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
-
-
-def _agrees(op, ours, theirs, dtype):
-    if [(a.shape, a.dtype) for a in ours] != [(b.shape, b.dtype) for b in theirs]:
-        return False
-    if dtype.kind == "f" and op not in ("MaxPool", "GlobalMaxPool"):
-        rtol, atol = _TOLERANCE[dtype.name]
-        return np.allclose(ours[0].astype(np.float64), theirs[0].astype(np.float64),
-                           rtol=rtol, atol=atol)
-    return all(np.array_equal(a, b) for a, b in zip(ours, theirs))
-
-
 @pytest.mark.parametrize("opset", OPSETS)
 def test_random_configurations_match_onnxruntime(opset):
     rng = np.random.default_rng(1000 + opset)
@@ -172,12 +65,12 @@ def test_random_configurations_match_onnxruntime(opset):
     mismatches = []
     for i in range(CONFIGS_PER_OPSET):
         op = ops[i % len(ops)]
-        attrs, shape, dtype = _random_config(rng, op, opset)
-        x = _random_input(rng, shape, dtype)
+        attrs, shape, dtype = oracle.random_config(rng, op, opset)
+        x = oracle.random_input(rng, shape, dtype)
         n_outputs = 2 if op == "MaxPool" and opset >= 8 else 1
         theirs = oracle.run_onnxruntime(op, attrs, x, opset, n_outputs)
         ours = oracle.run_ovpool(op, attrs, x, opset, n_outputs)
-        if not _agrees(op, ours, theirs, dtype):
+        if not oracle.agrees(op, ours, theirs, dtype):
             mismatches.append((op, attrs, shape, dtype.name))
     matched = CONFIGS_PER_OPSET - len(mismatches)
     print(f"\nopset {opset}: {matched}/{CONFIGS_PER_OPSET} random configurations match "
