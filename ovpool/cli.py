@@ -239,6 +239,10 @@ def _require_openvino(why):
         raise UnsupportedError(f"{why} needs the openvino package; {bridge.INSTALL_HINT}")
 
 
+def _layer_list(layers):
+    return ", ".join(f"{layer.id} ({layer.type}-{layer.version})" for layer in layers)
+
+
 def _choose_engine(choice, model):
     """The engine to run ``model`` with: "ovpool" or "openvino" (see ``--engine``)."""
     if choice == "ovpool":
@@ -251,10 +255,9 @@ def _choose_engine(choice, model):
         return "ovpool"
     if bridge.available():
         return "openvino"
-    listed = ", ".join(f"{layer.id} ({layer.type}-{layer.version})" for layer in unsupported)
-    raise UnsupportedError(f"ovpool's runtime cannot run layer(s) {listed}, and running them "
-                           f"with OpenVINO (--engine openvino) needs the openvino package; "
-                           f"{bridge.INSTALL_HINT}")
+    raise UnsupportedError(f"ovpool's runtime cannot run layer(s) {_layer_list(unsupported)}, "
+                           "and running them with OpenVINO (--engine openvino) needs the "
+                           f"openvino package; {bridge.INSTALL_HINT}")
 
 
 class _OpenVINORunner:
@@ -360,15 +363,28 @@ def _compare(ours, theirs):
 def _command_check(args, out):
     model = read_model(args.model, args.bin)
     _require_openvino("ovpool check")
-    native = _OpenVINORunner(model, args, ovpool_pooling=False)
+    bridged = _OpenVINORunner(model, args, ovpool_pooling=True)
+    ovpool_opset = [layer for layer in model.layers if layer.version == bridge.OPSET]
+    if ovpool_opset:
+        # OpenVINO alone cannot read ovpool-opset layers: OpenVINO running ovpool's kernels is
+        # the reference, and checks the rest of the graph against ovpool's runtime.
+        print("openvino: skipped, it cannot read the ovpool-opset layer(s) " + _layer_list(
+            ovpool_opset), file=out)
+        reference_label, native, engines = "openvino+ovpool", bridged, []
+    else:
+        reference_label = "openvino"
+        native = _OpenVINORunner(model, args, ovpool_pooling=False)
+        engines = [("openvino+ovpool", bridged)]
     arrays = _inputs(native, args)
-    engines = [("openvino+ovpool", _OpenVINORunner(model, args, ovpool_pooling=True))]
     unsupported = [layer for layer in model.layers if lookup(layer) is None]
     if unsupported:
-        print("ovpool runtime: skipped, it cannot run layer(s) " + ", ".join(
-            f"{layer.id} ({layer.type}-{layer.version})" for layer in unsupported), file=out)
+        print("ovpool runtime: skipped, it cannot run layer(s) " + _layer_list(unsupported),
+              file=out)
     else:
         engines.insert(0, ("ovpool", compile_model(model)))
+    if not engines:
+        raise UnsupportedError("nothing to compare: OpenVINO with ovpool's pooling is the only "
+                               "engine that runs this model")
     reference = native.infer(arrays)
     print(f"model: {args.model}", file=out)
     for info, array in zip(model.inputs, arrays):
@@ -381,7 +397,7 @@ def _command_check(args, out):
             largest, relative, bad = _compare(ours, theirs)
             agree = agree and bad == 0
             shape = "x".join(map(str, theirs.shape)) or "scalar"
-            rows.append((name, shape, theirs.dtype, f"{label} vs openvino",
+            rows.append((name, shape, theirs.dtype, f"{label} vs {reference_label}",
                          "-" if largest is None else f"{largest:.3g}",
                          "-" if relative is None else f"{relative:.3g}",
                          f"{bad}/{theirs.size}", "ok" if bad == 0 else "DIFFERENT"))

@@ -30,6 +30,7 @@ __all__ = [
     "global_max_pool",
     "global_lp_pool",
     "op_version",
+    "check_dtype",
     "resolve_windows",
 ]
 
@@ -144,13 +145,18 @@ def _flag(version, name, value):
     raise BadAttributeError(f"{version.name}: attribute '{name}' must be 0 or 1, got {value!r}")
 
 
+def check_dtype(version, opset, dtype):
+    """Refuse an input element type that ``version`` (in force at ``opset``) does not accept."""
+    dtype = np.dtype(dtype)
+    if dtype.name not in version.dtypes:
+        raise BadDtypeError(
+            f"{version.name} (opset {opset}) does not accept input dtype {dtype}; "
+            f"it accepts {', '.join(sorted(version.dtypes))}")
+
+
 def _check_dtype(version, opset, x):
     x = np.asarray(x)
-    name = x.dtype.name
-    if name not in version.dtypes:
-        raise BadDtypeError(
-            f"{version.name} (opset {opset}) does not accept input dtype {x.dtype}; "
-            f"it accepts {', '.join(sorted(version.dtypes))}")
+    check_dtype(version, opset, x.dtype)
     return x
 
 
@@ -237,7 +243,7 @@ def _global_windows(shape):
 
 
 def average_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
-                 dilations=None, pads=None, strides=None, opset=22):
+                 dilations=None, pads=None, strides=None, opset=22, out=None):
     """ONNX AveragePool (versions 1, 7, 10, 11, 19, 22).
 
     Parameters
@@ -261,6 +267,8 @@ def average_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count_include_
         Default 1.
     opset : int
         The model's ai.onnx opset; attributes the version in force lacks are refused.
+    out : ndarray, optional
+        C-contiguous array of the output's shape and the input's dtype to write into.
 
     Returns
     -------
@@ -272,20 +280,23 @@ def average_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count_include_
     include = _flag(version, "count_include_pad", count_include_pad)
     windows = _windows(version, opset, x.shape, kernel_shape, auto_pad, ceil_mode, dilations,
                        pads, strides)
-    return pooling.avg_pool_windows(x, windows, "include_padded" if include else "exclude_pad")
+    return pooling.avg_pool_windows(x, windows, "include_padded" if include else "exclude_pad",
+                                    out=out)
 
 
 def _column_major(indices, spatial):
-    """Remap flat row-major indices to column-major positions within each spatial plane
-    (ONNX ``storage_order=1``): ``(n*C + c)*P + ravel_multi_index(coords, order='F')``."""
+    """Remap flat row-major indices, in place, to column-major positions within each spatial
+    plane (ONNX ``storage_order=1``): ``(n*C + c)*P + ravel_multi_index(coords, order='F')``."""
     plane = math.prod(spatial)
     base, within = np.divmod(indices, plane)
     coords = np.unravel_index(within, spatial)
-    return base * plane + np.ravel_multi_index(coords, spatial, order="F")
+    indices[...] = base * plane + np.ravel_multi_index(coords, spatial, order="F")
+    return indices
 
 
 def max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pads=None,
-             storage_order=0, strides=None, opset=22, return_indices=True):
+             storage_order=0, strides=None, opset=22, return_indices=True, out=None,
+             out_indices=None):
     """ONNX MaxPool (versions 1, 8, 10, 11, 12, 22).
 
     Parameters are those of :func:`average_pool` (``ceil_mode`` and ``dilations`` from opset
@@ -296,6 +307,8 @@ def max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pa
         (``(n*C + c)*H*W + w*H + h`` in 2-D).
     return_indices : bool
         Also return the Indices output (opset 8 on; pass False for opsets 1-7, which have none).
+    out, out_indices : ndarray, optional
+        C-contiguous arrays to write the values (input dtype) and indices (int64) into.
 
     Element types: float16, float32, float64; int8 and uint8 from opset 12; bfloat16 from 22.
 
@@ -315,7 +328,8 @@ def max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pa
     column_major = _flag(version, "storage_order", storage_order)
     windows = _windows(version, opset, x.shape, kernel_shape, auto_pad, ceil_mode, dilations,
                        pads, strides)
-    result = pooling.max_pool_windows(x, windows, "i64", 0, bool(return_indices))
+    result = pooling.max_pool_windows(x, windows, "i64", 0, bool(return_indices), out=out,
+                                      out_indices=out_indices)
     if not return_indices:
         return result
     values, indices = result

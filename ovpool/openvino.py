@@ -4,7 +4,7 @@ OpenVINO stays optional: importing this module does not import ``openvino``; the
 classes are built on first use. The module is named after what it bridges to; inside it,
 ``import openvino`` still means the installed package, because Python 3 imports are absolute.
 
-Two kinds of classes, both ``openvino.Op`` subclasses:
+Three kinds of classes, all ``openvino.Op`` subclasses:
 
 * **Execution ops**, the "ovpool" opset: ``AvgPool``, ``MaxPool``, ``AdaptiveAvgPool`` and
   ``AdaptiveMaxPool`` with ``version="ovpool"`` and the attributes (and semantics) of AvgPool-16,
@@ -12,6 +12,10 @@ Two kinds of classes, both ``openvino.Op`` subclasses:
   :mod:`ovpool.pooling` on numpy views of the tensors OpenVINO hands over and writes straight
   into the output tensors' memory. ``openvino.save_model`` writes them as ``version="ovpool"``
   layers, which a Core with :func:`add_extensions` reads back.
+* **ONNX execution ops**, also of the "ovpool" opset: ``OnnxAveragePool`` and ``OnnxMaxPool``,
+  carrying an ONNX node's attributes and ONNX's semantics (:mod:`ovpool.ops.onnx_pooling`),
+  which OpenVINO's own ops cannot express exactly. :func:`onnx_extensions` gives the ONNX
+  frontend conversions that build them from ONNX AveragePool and MaxPool nodes.
 * **Readers**, one per native op version (``("MaxPool", "opset8")`` ...): registered with
   ``core.add_extension``, they make ``core.read_model`` build an execution op wherever the IR
   has that native op. A reader never stays in the graph: OpenVINO's Python OpExtension takes the
@@ -35,10 +39,10 @@ import numpy as np
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir.element_types import dtype_for
 from .ir.model import Attributes, Layer, Port
-from .ops import REGISTRY, Spec
+from .ops import OVPOOL_ONLY, Spec, lookup
 
-__all__ = ["OPS", "OPSET", "available", "op_classes", "add_extensions", "replace_pooling",
-           "compile_model", "CompiledModel", "INSTALL_HINT"]
+__all__ = ["OPS", "OPSET", "ONNX_OPS", "available", "op_classes", "add_extensions",
+           "onnx_extensions", "replace_pooling", "compile_model", "CompiledModel", "INSTALL_HINT"]
 
 INSTALL_HINT = "install it with: pip install 'ovpool[openvino]' (or pip install openvino)"
 
@@ -69,15 +73,29 @@ _NATIVE = {
 }
 OPS = tuple(f"{name}-{opset}" for name, opset in _NATIVE)
 
+# ONNX's pooling attributes, spelled and defaulted as in the operator specs (see
+# ovpool.ops.onnx_pooling), in the order ONNX lists them.
+_ONNX_AVG = {"auto_pad": "NOTSET", "ceil_mode": 0, "count_include_pad": 0, "dilations": _NONE,
+             "kernel_shape": _NONE, "pads": _NONE, "strides": _NONE}
+_ONNX_MAX = {"auto_pad": "NOTSET", "ceil_mode": 0, "dilations": _NONE, "kernel_shape": _NONE,
+             "pads": _NONE, "storage_order": 0, "strides": _NONE}
+# The ONNX operators whose conversion ovpool takes over, and the ovpool op standing in.
+_ONNX_CONVERSIONS = {"AveragePool": "OnnxAveragePool", "MaxPool": "OnnxMaxPool"}
+ONNX_OPS = tuple(_ONNX_CONVERSIONS)
+
 OPSET = "ovpool"
-# Execution ops: attributes, the native version whose semantics (and ovpool op factory) they
-# have, and their input / output counts. Every native version above is a special case.
+# Execution ops: attributes and input / output counts. The first four have the semantics of
+# the newest native version of their op (every native version above is a special case); the
+# Onnx* ops have ONNX's (ovpool.ops.onnx_pooling).
 _EXECUTION = {
-    "AvgPool": (_NATIVE[("AvgPool", 16)], 16, 1, 1),
-    "MaxPool": (_MAX8, 14, 1, 2),
-    "AdaptiveAvgPool": ({}, 8, 2, 1),
-    "AdaptiveMaxPool": (_NATIVE[("AdaptiveMaxPool", 8)], 8, 2, 2),
+    "AvgPool": (_NATIVE[("AvgPool", 16)], 1, 1),
+    "MaxPool": (_MAX8, 1, 2),
+    "AdaptiveAvgPool": ({}, 2, 1),
+    "AdaptiveMaxPool": (_NATIVE[("AdaptiveMaxPool", 8)], 2, 2),
+    "OnnxAveragePool": (_ONNX_AVG, 1, 1),
+    "OnnxMaxPool": (_ONNX_MAX, 1, 2),
 }
+assert set(OVPOOL_ONLY) <= set(_EXECUTION)
 
 
 def available():
@@ -144,17 +162,18 @@ def _context(type_name, version, name):
     return f"layer {name!r} type={type_name} version={version} (ovpool's OpenVINO bridge)"
 
 
-def _ovpool_op(type_name, opset, attributes, name, n_inputs, n_outputs, version=None):
-    """ovpool's IR-runtime op for these attributes; it parses and validates them."""
+def _ovpool_op(type_name, version, attributes, name, n_inputs, n_outputs):
+    """ovpool's IR-runtime op for these attributes; it parses and validates them. ``version``
+    is the IR's: ``"opset8"`` for a native op, :data:`OPSET` for an execution op."""
     texts = {k: _attribute_text(v) for k, v in attributes.items() if not _absent(v)}
-    layer = Layer(id=name, name=name, type=type_name, version=f"opset{opset}",
+    layer = Layer(id=name, name=name, type=type_name, version=version,
                   attributes=Attributes(texts),
                   inputs=tuple(Port(i, ()) for i in range(n_inputs)),
                   outputs=tuple(Port(n_inputs + i, ()) for i in range(n_outputs)))
     try:
-        return REGISTRY[(type_name, opset)](layer)
+        return lookup(layer)(layer)
     except OvpoolError as error:
-        raise error.with_context(_context(type_name, version or f"opset{opset}", name)) from None
+        raise error.with_context(_context(type_name, version, name)) from None
 
 
 @functools.lru_cache(maxsize=None)
@@ -170,7 +189,7 @@ def _reader_classes():
 
 def _execution_class(type_name):
     ov = _openvino()
-    defaults, opset, n_inputs, n_outputs = _EXECUTION[type_name]
+    defaults, n_inputs, n_outputs = _EXECUTION[type_name]
     ov_index_types = {np.dtype(np.int32): ov.Type.i32, np.dtype(np.int64): ov.Type.i64}
 
     class ExecutionOp(ov.Op):
@@ -213,8 +232,8 @@ def _execution_class(type_name):
 
         def _ovpool_op(self):
             if self._op is None:
-                self._op = _ovpool_op(type_name, opset, self._attributes,
-                                      self.get_friendly_name(), n_inputs, n_outputs, OPSET)
+                self._op = _ovpool_op(type_name, OPSET, self._attributes,
+                                      self.get_friendly_name(), n_inputs, n_outputs)
             return self._op
 
         def _raise(self, error):
@@ -314,10 +333,10 @@ def _execution_attributes(type_name, attributes):
 
 def _replacement(type_name, opset, inputs, attributes, name):
     """The execution node standing in for a native node with these inputs and attributes."""
-    _, _, n_inputs, n_outputs = _EXECUTION[type_name]
+    _, n_inputs, n_outputs = _EXECUTION[type_name]
     native_outputs = 1 if (type_name, opset) == ("MaxPool", 1) else n_outputs
     # The native version's own rules first (AvgPool-1 knows no ceil_torch, ...).
-    _ovpool_op(type_name, opset, attributes, name, n_inputs, native_outputs)
+    _ovpool_op(type_name, f"opset{opset}", attributes, name, n_inputs, native_outputs)
     node = op_classes()[type_name](inputs, _execution_attributes(type_name, attributes))
     node.set_friendly_name(name)
     return node, native_outputs
@@ -364,7 +383,53 @@ def _reader_class(type_name, opset):
     return Reader
 
 
-def add_extensions(core, ops=None):
+@functools.lru_cache(maxsize=None)
+def _onnx_conversion(onnx_type):
+    """OpenVINO's ONNX frontend extension turning ``onnx_type`` nodes into ovpool ops."""
+    _openvino()
+    from openvino.frontend.onnx import ConversionExtension
+
+    type_name = _ONNX_CONVERSIONS[onnx_type]
+    defaults = _EXECUTION[type_name][0]
+
+    def convert(node):
+        # The node's attributes as written in the ONNX model; absent ones keep ONNX's defaults.
+        attributes = {name: node.get_attribute(name) for name in defaults
+                      if node.has_attribute(name)}
+        for name, value in attributes.items():
+            if isinstance(value, (list, tuple)):
+                attributes[name] = [int(v) for v in value]
+        # Errors name the attribute; OpenVINO adds the ONNX node they come from.
+        op = op_classes()[type_name]([node.get_input(0)], attributes)
+        # The frontend maps the node's outputs in order: an ONNX MaxPool without the Indices
+        # output uses the values output only.
+        return op.outputs()
+
+    return ConversionExtension(onnx_type, convert)
+
+
+def onnx_extensions(ops=None):
+    """Extensions for OpenVINO's ONNX frontend that convert ONNX pooling nodes into the ovpool
+    ops carrying ONNX's exact semantics (``OnnxAveragePool``, ``OnnxMaxPool``).
+
+    Use them with ``openvino.convert_model("model.onnx", extension=onnx_extensions())`` (then
+    ``openvino.save_model`` writes ``version="ovpool"`` layers that ovpool's runtime and an
+    extended Core read), or on a Core through :func:`add_extensions`.
+
+    Parameters
+    ----------
+    ops : str or sequence of str, optional
+        ONNX operator names among :data:`ONNX_OPS` (default: all).
+    """
+    names = list(ONNX_OPS) if ops is None else [ops] if isinstance(ops, str) else list(ops)
+    for name in names:
+        if name not in _ONNX_CONVERSIONS:
+            raise BadArgumentError(f"unknown ONNX pooling operator {name!r}; expected one of "
+                                   f"{', '.join(ONNX_OPS)}")
+    return [_onnx_conversion(name) for name in names]
+
+
+def add_extensions(core, ops=None, onnx=True):
     """Make ``core.read_model`` run pooling layers with ovpool's kernels.
 
     Registers the readers of the chosen native ops (``core.read_model`` then builds an ovpool
@@ -378,6 +443,9 @@ def add_extensions(core, ops=None):
     ops : str or sequence of str, optional
         Which native ops to take over (default: all of :data:`OPS`): ``"MaxPool-8"``, or a type
         name for every version, e.g. ``"AdaptiveAvgPool"``.
+    onnx : bool
+        Also make ``core.read_model("model.onnx")`` convert ONNX AveragePool and MaxPool nodes
+        into the ovpool ops with ONNX's exact semantics (:func:`onnx_extensions`).
 
     Returns
     -------
@@ -390,6 +458,9 @@ def add_extensions(core, ops=None):
     readers = _reader_classes()
     for key in keys:
         core.add_extension(readers[key])
+    if onnx:
+        for extension in onnx_extensions():
+            core.add_extension(extension)
     return [f"{name}-{opset}" for name, opset in keys]
 
 

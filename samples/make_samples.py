@@ -34,6 +34,8 @@ import openvino as ov
 from onnx import TensorProto, helper
 from openvino import opset1, opset8, opset14, opset16
 
+from ovpool import openvino as ovpool_openvino
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ONNX_OPSET = 13
 ONNX_IR_VERSION = 9
@@ -288,6 +290,11 @@ ONNX_MODELS = {
 }
 
 
+# The ONNX models OpenVINO's own conversion gets wrong, converted again with ovpool's ONNX
+# extensions into ovpool-opset layers (OnnxAveragePool, OnnxMaxPool).
+OVPOOL_ONNX_MODELS = ("max_pool_storage_order", "avg_pool_include_pad_ceil")
+
+
 # --------------------------------------------------------------------------- driver
 
 def run_openvino(core, model, sample):
@@ -348,7 +355,42 @@ def main(argv=None):
                     got, value, rtol=1e-5, atol=1e-6)
                 if not same:
                     print(f"  note: OpenVINO and ONNX Runtime differ on {key!r}")
+
+    if onnxruntime is None:
+        print("onnxruntime not installed: the ovpool_onnx_* models were not refreshed",
+              file=sys.stderr)
+        return 0
+    extended = ov.Core()
+    ovpool_openvino.add_extensions(extended)
+    for short in OVPOOL_ONNX_MODELS:
+        save_ovpool_onnx_sample(extended, args.out, short)
     return 0
+
+
+def save_ovpool_onnx_sample(core, out_dir, short):
+    """``models/ovpool_onnx_<short>.xml``: the ONNX model converted with ovpool's ONNX
+    extensions, so its pooling is an ovpool-opset layer with ONNX's exact semantics. Its
+    expected outputs are ONNX Runtime's; OpenVINO running ovpool's kernels must agree."""
+    import onnxruntime
+
+    name = "ovpool_onnx_" + short
+    onnx_path = os.path.join(out_dir, "onnx", short + ".onnx")
+    model = ov.convert_model(onnx_path, extension=ovpool_openvino.onnx_extensions())
+    xml = os.path.join(out_dir, "models", name + ".xml")
+    ov.save_model(model, xml, compress_to_fp16=False)
+    sample = np.load(os.path.join(out_dir, "inputs", "onnx_" + short + ".npy"))
+    np.save(os.path.join(out_dir, "inputs", name + ".npy"), sample)
+    session = onnxruntime.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    reference = dict(zip(names, session.run(names, {"input": sample})))
+    write_npz(os.path.join(out_dir, "expected", name + ".npz"), reference)
+    bridged = run_openvino(core, core.read_model(xml), sample)
+    for key, value in reference.items():
+        if not (bridged[key].shape == value.shape and np.allclose(bridged[key], value,
+                                                                  rtol=1e-5, atol=1e-6)):
+            raise SystemExit(f"{name}: OpenVINO with ovpool's extensions differs from ONNX "
+                             f"Runtime on {key!r}")
+    print(f"{name:32s}", ", ".join(f"{k} {v.dtype}{list(v.shape)}" for k, v in reference.items()))
 
 
 if __name__ == "__main__":

@@ -182,6 +182,20 @@ def test_check_exit_3_when_the_engines_disagree(tmp_path):
     assert "DIFFERENT" in result.stdout and "the engines disagree" in result.stdout
 
 
+def test_check_an_ovpool_opset_model_against_openvino_running_ovpool():
+    # OpenVINO alone cannot read OnnxMaxPool; the runtime is checked against the bridge, and
+    # both against ONNX Runtime's outputs stored with the sample.
+    name = "ovpool_onnx_max_pool_storage_order"
+    result = ovpool("check", model(name), "--input", os.path.join(INPUTS, f"{name}.npy"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "openvino: skipped, it cannot read the ovpool-opset layer(s) 1 (OnnxMaxPool-ovpool)" \
+        in result.stdout
+    rows = [line.split() for line in result.stdout.splitlines()
+            if line.startswith(("pooled", "indices"))]
+    assert [row[3:6] for row in rows] == [["ovpool", "vs", "openvino+ovpool"]] * 2
+    assert all(row[-1] == "ok" for row in rows)
+
+
 NO_OPENVINO = (
     "import sys\n"
     "sys.modules['openvino'] = None  # as if it were not installed\n"

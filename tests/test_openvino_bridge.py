@@ -459,3 +459,126 @@ def test_import_ovpool_never_imports_openvino():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=ROOT, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+# ---- ONNX semantics: OnnxAveragePool and OnnxMaxPool ----------------------------------------
+
+sys.path.insert(0, os.path.dirname(__file__))
+import onnx_oracle  # noqa: E402
+
+ONNX_CONFIGS_PER_OP = 40
+# ONNX opsets with different pooling versions; float64 is left out because OpenVINO's CPU
+# plugin computes it in float32.
+_ONNX_OPSETS = (7, 8, 10, 11, 12, 19, 22)
+_ONNX_DTYPES = ("float32", "float16", "int8", "uint8")
+
+
+def _onnx_file(tmp_path, op_type, attrs, shape, dtype, opset, n_outputs, name="m.onnx"):
+    import onnx
+
+    model = onnx_oracle.one_node_model(op_type, attrs, ["N", *shape[1:]], dtype, opset,
+                                       n_outputs)
+    path = str(tmp_path / name)
+    onnx.save(model, path)
+    return path
+
+
+def _pool_op_types(model):
+    return sorted(op.get_type_name() for op in model.get_ordered_ops()
+                  if "Pool" in op.get_type_name())
+
+
+@pytest.mark.parametrize("op_type", ["AveragePool", "MaxPool"])
+def test_onnx_models_read_by_an_extended_core_match_onnxruntime(cores, tmp_path, op_type):
+    pytest.importorskip("onnxruntime")
+    _, extended = cores
+    rng = np.random.default_rng(SEED + len(op_type))
+    mismatches = []
+    for i in range(ONNX_CONFIGS_PER_OP):
+        opset = int(rng.choice([o for o in _ONNX_OPSETS if op_type == "MaxPool" or o >= 7]))
+        while True:
+            attrs, shape, dtype = onnx_oracle.random_config(rng, op_type, opset)
+            if dtype.name in _ONNX_DTYPES:
+                break
+        n_outputs = 2 if op_type == "MaxPool" and opset >= 8 else 1
+        x = onnx_oracle.random_input(rng, shape, dtype)
+        path = _onnx_file(tmp_path, op_type, attrs, shape, dtype, opset, n_outputs)
+        model = extended.read_model(path)
+        assert _pool_op_types(model) == [f"Onnx{op_type}"]
+        compiled = extended.compile_model(model, "CPU", CONFIG)
+        ours = [np.asarray(v) for v in compiled(x).values()]
+        theirs = onnx_oracle.run_onnxruntime(op_type, attrs, x, opset, n_outputs)
+        if not onnx_oracle.agrees(op_type, ours, theirs, dtype):
+            mismatches.append((opset, attrs, shape, dtype.name))
+    print(f"\n{op_type} ONNX models through OpenVINO with ovpool's extensions: "
+          f"{ONNX_CONFIGS_PER_OP - len(mismatches)}/{ONNX_CONFIGS_PER_OP} match onnxruntime")
+    assert mismatches == []
+
+
+ONNX_SAMPLES = ("avg_pool_include_pad_ceil", "max_pool_storage_order")
+
+
+@pytest.mark.parametrize("short", ONNX_SAMPLES)
+def test_onnx_conversion_saves_ovpool_layers_that_both_runtimes_read(cores, tmp_path, short):
+    native, extended = cores
+    onnx_path = os.path.join(ROOT, "samples", "onnx", f"{short}.onnx")
+    x = np.load(os.path.join(ROOT, "samples", "inputs", f"onnx_{short}.npy"))
+    onnx_says = np.load(os.path.join(ROOT, "samples", "expected", "onnxruntime",
+                                     f"onnx_{short}.npz"))
+    model = ov.convert_model(onnx_path, extension=bridge.onnx_extensions())
+    ov.save_model(model, str(tmp_path / "m.xml"), compress_to_fp16=False)
+    saved = (tmp_path / "m.xml").read_text()
+    op_type = "OnnxMaxPool" if "max" in short else "OnnxAveragePool"
+    assert f'type="{op_type}" version="ovpool"' in saved
+    # Read back by an extended Core and saved again: the same file.
+    ov.save_model(extended.read_model(str(tmp_path / "m.xml")), str(tmp_path / "again.xml"),
+                  compress_to_fp16=False)
+    assert (tmp_path / "again.xml").read_text() == saved
+    runs = {"ovpool runtime": ovpool.compile_model(str(tmp_path / "m.xml"))(x),
+            "openvino+ovpool": {k.get_any_name(): np.asarray(v) for k, v in
+                                extended.compile_model(str(tmp_path / "m.xml"), "CPU",
+                                                       CONFIG)(x).items()}}
+    for label, outputs in runs.items():
+        assert sorted(outputs) == sorted(onnx_says.files), label
+        for key in onnx_says.files:
+            assert outputs[key].shape == onnx_says[key].shape, (label, key)
+            np.testing.assert_allclose(outputs[key], onnx_says[key], rtol=1e-6, atol=1e-7,
+                                       err_msg=label)
+    # OpenVINO's own conversion of the same ONNX model does not give ONNX's answer.
+    plain = native.compile_model(ov.convert_model(onnx_path), "CPU", CONFIG)(x)
+    assert any(np.asarray(v).shape != onnx_says[k.get_any_name()].shape
+               or not np.allclose(np.asarray(v), onnx_says[k.get_any_name()])
+               for k, v in plain.items())
+
+
+def test_dynamic_batch_onnx_model_through_an_extended_core(cores, tmp_path):
+    pytest.importorskip("onnxruntime")
+    _, extended = cores
+    attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1,
+             "storage_order": 1}
+    path = _onnx_file(tmp_path, "MaxPool", attrs, (1, 3, 7, 6), np.float32, 22, 2)
+    compiled = extended.compile_model(extended.read_model(path), "CPU", CONFIG)
+    for batch in (1, 4):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 7, 6)).astype(np.float32)
+        ours = [np.asarray(v) for v in compiled(x).values()]
+        theirs = onnx_oracle.run_onnxruntime("MaxPool", attrs, x, 22, 2)
+        assert onnx_oracle.agrees("MaxPool", ours, theirs, x.dtype)
+
+
+def test_onnx_extensions_are_optional_and_named(tmp_path):
+    path = _onnx_file(tmp_path, "AveragePool", {"kernel_shape": [2]}, (1, 1, 4), np.float32,
+                      22, 1)
+    core = ov.Core()
+    bridge.add_extensions(core, onnx=False)
+    assert _pool_op_types(core.read_model(path)) == ["AvgPool"]
+    assert len(bridge.onnx_extensions("MaxPool")) == 1
+    with pytest.raises(OvpoolError, match="unknown ONNX pooling operator 'LpPool'"):
+        bridge.onnx_extensions(["AveragePool", "LpPool"])
+
+
+def test_bad_onnx_attributes_name_the_attribute(cores, tmp_path):
+    _, extended = cores
+    path = _onnx_file(tmp_path, "AveragePool", {"kernel_shape": [2], "pads": [2, 0]},
+                      (1, 1, 6), np.float32, 22, 1)
+    with pytest.raises(Exception, match=r"attribute 'pads' = \(2, 0\): the pads of spatial axis"):
+        extended.read_model(path)

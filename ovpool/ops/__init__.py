@@ -6,10 +6,10 @@ module of its family and list it here.
 
 import dataclasses
 
-from . import elementwise, graph, pooling, reduce, shape
+from . import elementwise, graph, onnx_pooling, pooling, reduce, shape
 from ._base import Op, Spec
 
-__all__ = ["REGISTRY", "Op", "Spec", "lookup", "supported_versions"]
+__all__ = ["REGISTRY", "OVPOOL_OPSET", "OVPOOL_ONLY", "Op", "Spec", "lookup", "supported_versions"]
 
 REGISTRY = {
     ("Parameter", 1): graph.parameter,
@@ -54,14 +54,19 @@ def supported_versions(op_type):
     return sorted(opset for name, opset in REGISTRY if name == op_type)
 
 
-# Layers of the "ovpool" opset, which the OpenVINO bridge writes (see ovpool.openvino), carry
-# the attributes and semantics of the newest native version of their op.
+# The "ovpool" opset (layers with version="ovpool"), which the OpenVINO bridge writes (see
+# ovpool.openvino). AvgPool, MaxPool, AdaptiveAvgPool and AdaptiveMaxPool carry the attributes
+# and semantics of the newest native version of their op; the Onnx* ops carry ONNX's.
 OVPOOL_OPSET = {"AvgPool": 16, "MaxPool": 14, "AdaptiveAvgPool": 8, "AdaptiveMaxPool": 8}
+OVPOOL_ONLY = {"OnnxAveragePool": onnx_pooling.average_pool,
+               "OnnxMaxPool": onnx_pooling.max_pool}
 
 
 def lookup(layer):
     """The implementation for a layer, or None when ovpool does not run it."""
-    if layer.version == "ovpool" and layer.type in OVPOOL_OPSET:
-        native = dataclasses.replace(layer, version=f"opset{OVPOOL_OPSET[layer.type]}")
-        return lambda _layer: REGISTRY[(layer.type, native.opset)](native)
+    if layer.version == "ovpool":
+        if layer.type in OVPOOL_OPSET:
+            native = dataclasses.replace(layer, version=f"opset{OVPOOL_OPSET[layer.type]}")
+            return lambda _layer: REGISTRY[(layer.type, native.opset)](native)
+        return OVPOOL_ONLY.get(layer.type)
     return REGISTRY.get((layer.type, layer.opset))

@@ -1,0 +1,118 @@
+"""OnnxAveragePool and OnnxMaxPool: ONNX's pooling semantics as layers of the "ovpool" opset.
+
+OpenVINO's own ops cannot express everything an ONNX AveragePool or MaxPool means (the
+count_include_pad divisor of windows hanging past the padding, storage_order indices, SAME
+padding with ceil_mode; see docs/semantics.md), so OpenVINO's ONNX frontend approximates them.
+These two layer types carry the ONNX node's attributes verbatim (names, spelling and defaults
+of the operator spec) and run :mod:`ovpool.onnx`; :mod:`ovpool.openvino` writes them when it
+converts ONNX models and runs them inside OpenVINO.
+
+IR form (``version="ovpool"``)::
+
+    <layer type="OnnxAveragePool" version="ovpool">
+        <data kernel_shape="3,3" strides="2,2" pads="1,1,1,1" auto_pad="NOTSET"
+              ceil_mode="1" count_include_pad="1"/>     dilations optional
+    <layer type="OnnxMaxPool" version="ovpool">     two outputs: values, int64 indices
+        <data kernel_shape="2,2" storage_order="1" .../>
+
+The rules are those of the newest version of each operator (AveragePool-22, MaxPool-22): every
+older version is a special case of them, with the same windows for the same attributes.
+"""
+
+import numpy as np
+
+from .. import onnx
+from ..errors import BadAttributeError
+from ._base import Op, Spec
+from .pooling import _check_rank, _per_axis_attribute
+
+# The newest version of both operators; its attributes and element types apply.
+ONNX_OPSET = 22
+_AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def _flag(attributes, name):
+    return attributes.choice(name, ("0", "1"), "0") == "1"
+
+
+def _auto_pad(attributes):
+    value = attributes.get("auto_pad", "NOTSET")
+    if value.strip().upper() not in _AUTO_PADS:
+        raise BadAttributeError(f"attribute 'auto_pad' is {value!r}; expected one of "
+                                f"{', '.join(_AUTO_PADS)}")
+    return value.strip().upper()
+
+
+def _onnx_attributes(layer, flags):
+    attributes = layer.attributes
+    values = dict(
+        kernel_shape=_per_axis_attribute(attributes, "kernel_shape"),
+        strides=_per_axis_attribute(attributes, "strides", None),
+        pads=_per_axis_attribute(attributes, "pads", None),
+        dilations=_per_axis_attribute(attributes, "dilations", None),
+        auto_pad=_auto_pad(attributes),
+        ceil_mode=int(_flag(attributes, "ceil_mode")),
+    )
+    for name in flags:
+        values[name] = int(_flag(attributes, name))
+    return values
+
+
+def _stand_in_length(attributes):
+    """An input length valid for every axis: the longest dilated kernel. Unknown (dynamic)
+    lengths are replaced by it to check the attributes, and their outputs stay unknown."""
+    kernel = attributes["kernel_shape"] or (1,)
+    dilations = attributes["dilations"] or (1,) * len(kernel)
+    return max([1] + [(k - 1) * d + 1 for k, d in zip(kernel, dilations)])
+
+
+def _output_shape(operator, shape, attributes):
+    if shape is None:
+        return None
+    _check_rank(shape)
+    stand_in = _stand_in_length(attributes)
+    known = tuple(stand_in if d is None else d for d in shape)
+    window_attributes = {k: v for k, v in attributes.items()
+                         if k not in ("count_include_pad", "storage_order")}
+    windows = onnx.resolve_windows(onnx.op_version(operator, ONNX_OPSET), known,
+                                   **window_attributes)
+    return tuple(shape[:2]) + tuple(None if d is None else w.output
+                                    for d, w in zip(shape[2:], windows))
+
+
+def _check_dtype(operator, dtype):
+    onnx.check_dtype(onnx.op_version(operator, ONNX_OPSET), ONNX_OPSET, dtype)
+
+
+def average_pool(layer):
+    """OnnxAveragePool: ONNX AveragePool (count_include_pad, ceil_mode, dilations, ...)."""
+    attributes = _onnx_attributes(layer, ("count_include_pad",))
+
+    def infer(data):
+        _check_dtype("AveragePool", data.dtype)
+        return [Spec(_output_shape("AveragePool", data.shape, attributes), data.dtype)]
+
+    def run(x, out=None):
+        return (onnx.average_pool(x, opset=ONNX_OPSET, out=out, **attributes),)
+
+    return Op(infer, run)
+
+
+def max_pool(layer):
+    """OnnxMaxPool: ONNX MaxPool with its Indices output (int64, storage_order honoured)."""
+    attributes = _onnx_attributes(layer, ("storage_order",))
+
+    def infer(data):
+        _check_dtype("MaxPool", data.dtype)
+        shape = _output_shape("MaxPool", data.shape, attributes)
+        return [Spec(shape, data.dtype), Spec(shape, np.dtype(np.int64))]
+
+    def run_first(x, out=None):
+        return (onnx.max_pool(x, opset=ONNX_OPSET, return_indices=False, out=out,
+                              **attributes),)
+
+    def run(x, out=None, out_indices=None):
+        return onnx.max_pool(x, opset=ONNX_OPSET, out=out, out_indices=out_indices,
+                             **attributes)
+
+    return Op(infer, run, run_first)
