@@ -1,5 +1,6 @@
 """ovpool's pooling inside OpenVINO: a small CNN built with OpenVINO's opset API, saved as IR,
-then run by OpenVINO's CPU plugin natively and with ovpool's pooling extensions.
+then run by OpenVINO's CPU plugin natively and with ovpool's pooling extensions; and an ONNX
+model converted with ovpool's ONNX extensions, which keep ONNX's exact pooling semantics.
 
     python samples/openvino_extension.py [--out DIR]
 
@@ -16,6 +17,7 @@ from openvino import opset1, opset8, opset14
 
 import ovpool.openvino as bridge
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 CPU = {"INFERENCE_PRECISION_HINT": "f32"}   # keep f32 models in f32 on bf16-capable CPUs
 
 
@@ -71,9 +73,27 @@ def main():
     got = native.compile_model(in_memory, "CPU", CPU)(x)["logits"]
     print(f"replace_pooling: max |difference| from native {np.abs(got - expected).max():.2g}")
 
-    # 3. The same from the command line:
+    # 3. ONNX models: ovpool's ONNX frontend extensions turn AveragePool / MaxPool nodes into
+    #    ovpool ops with ONNX's exact semantics, which OpenVINO's own conversion lacks here
+    #    (count_include_pad=1 windows hanging past the padding).
+    onnx_path = os.path.join(HERE, "onnx", "avg_pool_include_pad_ceil.onnx")
+    sample = np.load(os.path.join(HERE, "inputs", "onnx_avg_pool_include_pad_ceil.npy"))
+    onnx_says = np.load(os.path.join(HERE, "expected", "onnxruntime",
+                                     "onnx_avg_pool_include_pad_ceil.npz"))["pooled"]
+    plain = native.compile_model(ov.convert_model(onnx_path), "CPU", CPU)(sample)["pooled"]
+    converted = ov.convert_model(onnx_path, extension=bridge.onnx_extensions())
+    exact = core.compile_model(converted, "CPU", CPU)(sample)["pooled"]
+    print(f"ONNX AveragePool vs ONNX Runtime: OpenVINO's conversion max |difference| "
+          f"{np.abs(plain - onnx_says).max():.2g}, with ovpool's extensions "
+          f"{np.abs(exact - onnx_says).max():.2g}")
+    onnx_xml = os.path.join(out, "avg_pool_include_pad_ceil.xml")
+    ov.save_model(converted, onnx_xml, compress_to_fp16=False)
+    print(f"saved {onnx_xml} (an OnnxAveragePool layer of the ovpool opset)")
+
+    # 4. The same from the command line:
     print(f"try: ovpool run {path} --engine openvino --shape image=2,3,64,64")
     print(f"     ovpool check {path} --shape image=2,3,64,64")
+    print(f"     ovpool run {onnx_xml}      (ovpool's runtime, no OpenVINO needed)")
 
 
 if __name__ == "__main__":
