@@ -204,6 +204,7 @@ def test_evaluate_writes_into_the_output_tensor(monkeypatch):
         [param], dict(strides=[2, 2], dilations=[1, 1], pads_begin=[0, 0], pads_end=[0, 0],
                       kernel=[2, 2], rounding_type="floor", auto_pad="explicit",
                       index_element_type="i32", axis=0))
+    model = ov.Model([node.output(0), node.output(1)], [param])   # both outputs are read
     x = ov.Tensor(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
     values, indices = ov.Tensor(ov.Type.f32, [1, 1, 2, 2]), ov.Tensor(ov.Type.i32, [1, 1, 2, 2])
     assert node.evaluate([values, indices], [x])
@@ -213,6 +214,23 @@ def test_evaluate_writes_into_the_output_tensor(monkeypatch):
     assert np.shares_memory(kwargs["out_indices"], indices.data)
     np.testing.assert_array_equal(values.data.ravel(), [5, 7, 13, 15])
     np.testing.assert_array_equal(indices.data.ravel(), [5, 7, 13, 15])
+    del model
+
+
+def test_indices_nothing_reads_are_not_computed(monkeypatch):
+    seen = []
+    real = ovpool.pooling.max_pool
+    monkeypatch.setattr(ovpool.pooling, "max_pool",
+                        lambda x, **k: seen.append(k) or real(x, **k))
+    param = opset8.parameter([1, 1, 4, 4], ov.Type.f32, name="x")
+    node = bridge.op_classes()["MaxPool"](
+        [param], dict(strides=[2, 2], dilations=[1, 1], pads_begin=[0, 0], pads_end=[0, 0],
+                      kernel=[2, 2], rounding_type="floor", auto_pad="explicit"))
+    model = ov.Model([node.output(0)], [param])
+    compiled = ov.Core().compile_model(model, "CPU", CONFIG)
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    np.testing.assert_array_equal(compiled(x)[0].ravel(), [5, 7, 13, 15])
+    assert seen and all(k["return_indices"] is False for k in seen)
 
 
 def test_bfloat16_tensors_are_read_as_bfloat16():
