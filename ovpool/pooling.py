@@ -33,18 +33,41 @@ _INDEX_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
 _SUPPORTED = "float32, float64, float16, bfloat16, int8, uint8, int32, int64"
 
 
-class _Storage:
-    """How one dtype is handed to the kernels: the view dtype and the 16-bit float kind."""
+# The C type of each storage dtype, which names the kernels' fused-type specialisation.
+_C_TYPES = {"float32": "float", "float64": "double", "int8": "signed char",
+            "uint8": "unsigned char", "int32": "int", "int64": "long long",
+            "uint16": "unsigned short"}
 
-    __slots__ = ("view", "half_kind", "lowest")
+
+class _Storage:
+    """How one dtype is handed to the kernels: the view dtype, the 16-bit float kind, the
+    lowest value, and the kernels specialised for the view dtype (calling those directly
+    skips Cython's per-call fused-type dispatch, which costs more than a small pooling)."""
+
+    __slots__ = ("view", "half_kind", "lowest", "avg_planes", "max_planes")
 
     def __init__(self, view, half_kind, lowest):
         self.view = view
         self.half_kind = half_kind
         self.lowest = lowest
+        self.avg_planes = _kernels.avg_pool_planes[_C_TYPES[view.name]]
+        self.max_planes = _kernels.max_pool_planes[_C_TYPES[view.name]]
+
+
+_STORAGE = {}
 
 
 def _storage_for(dtype):
+    """The :class:`_Storage` of ``dtype`` (None if unsupported), cached: building one costs
+    more than a small pooling call."""
+    try:
+        return _STORAGE[dtype]
+    except KeyError:
+        storage = _STORAGE[dtype] = _new_storage(dtype)
+        return storage
+
+
+def _new_storage(dtype):
     if dtype.name == "bfloat16" and dtype.itemsize == 2:
         return _Storage(np.dtype(np.uint16), _kernels.HALF_BFLOAT16, _BFLOAT16_LOWEST)
     if dtype == np.float16:
@@ -66,7 +89,8 @@ def _prepare_input(x, op):
     storage = _storage_for(x.dtype)
     if storage is None:
         raise BadDtypeError(f"{op}: input dtype {x.dtype} is not supported; use one of {_SUPPORTED}")
-    check_input_shape(x.shape)
+    if x.ndim < 3 or 0 in x.shape[2:]:
+        check_input_shape(x.shape)   # an array's dims are ints >= 0: only these can fail
     if not x.flags.c_contiguous:
         check_allocation(x.shape, x.dtype, f"{op}: a contiguous copy of the input")
     return np.ascontiguousarray(x), storage
@@ -297,7 +321,7 @@ def _run_avg(x, storage, out, tables, divisors, out_shape):
     out = _output(out, "out", out_shape, x.dtype, x)
     planes = math.prod(out_shape[:2])
     if planes:
-        _kernels.avg_pool_planes(
+        storage.avg_planes(
             _planes(x, tables.in_plane).view(storage.view),
             _planes(out, tables.out_plane).view(storage.view),
             *tables.kernel_args(), *divisors, storage.half_kind,
@@ -336,7 +360,7 @@ def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane
     planes = math.prod(out_shape[:2])
     if planes:
         flat_indices = None if indices is None else _planes(indices, tables.out_plane)
-        _kernels.max_pool_planes(
+        storage.max_planes(
             _planes(x, tables.in_plane).view(storage.view),
             _planes(out, tables.out_plane).view(storage.view),
             flat_indices if index_dtype == np.int64 else None,
