@@ -257,6 +257,9 @@ def _window_plan(shape, windows, divisor_rule):
     return tables, None if divisor is None else _divisors(divisor), out_shape
 
 
+_checked_exclude_pad_pads = functools.lru_cache(maxsize=256)(check_exclude_pad_pads)
+
+
 @functools.lru_cache(maxsize=256)
 def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad,
                 divisor_rule):
@@ -344,13 +347,16 @@ def _index_dtype(index_element_type):
     return dtype
 
 
-def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane_modulus,
-             offset_modulus, largest_index):
+def _check_index_range(index_dtype, largest_index):
     if index_dtype is not None and largest_index > np.iinfo(index_dtype).max:
         raise BadAttributeError(
             f"attribute 'index_element_type' is {index_dtype.name}, too small for index "
             f"{largest_index} of this input; use i64"
         )
+
+
+def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane_modulus,
+             offset_modulus):
     out = _output(out, "out", out_shape, x.dtype, x)
     indices = None
     if index_dtype is not None:
@@ -404,18 +410,25 @@ def max_pool_windows(x, windows, index_element_type="i64", axis=0, return_indice
                           axis, return_indices)
 
 
-def _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type, axis,
-                   return_indices):
+@functools.lru_cache(maxsize=256)
+def _index_plan(shape, index_element_type, axis, return_indices):
+    """(index dtype or None, plane modulus, offset modulus) for max pooling, once the largest
+    index is known to fit the index dtype."""
     index_dtype = _index_dtype(index_element_type) if return_indices else None
-    rank = x.ndim
+    rank = len(shape)
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
         raise BadAttributeError(f"attribute 'axis' is {axis!r}; expected an int in [{-rank}, {rank - 1}]")
     axis = int(axis) % rank
-    plane_modulus = (math.prod(x.shape[:2]) or 1, x.shape[1] or 1, 1, 1)[min(axis, 2)]
-    offset_modulus = math.prod(x.shape[max(axis, 2):])
-    largest_index = math.prod(x.shape[axis:]) - 1
-    return _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype,
-                    plane_modulus, offset_modulus, largest_index)
+    plane_modulus = (math.prod(shape[:2]) or 1, shape[1] or 1, 1, 1)[min(axis, 2)]
+    offset_modulus = math.prod(shape[max(axis, 2):])
+    _check_index_range(index_dtype, math.prod(shape[axis:]) - 1)
+    return index_dtype, plane_modulus, offset_modulus
+
+
+def _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type, axis,
+                   return_indices):
+    return _run_max(x, storage, out, out_indices, tables, out_shape,
+                    *_plan(_index_plan, x.shape, index_element_type, axis, return_indices))
 
 
 def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=None,
@@ -449,11 +462,14 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     if not isinstance(exclude_pad, (bool, np.bool_)):
         raise BadAttributeError(f"attribute 'exclude_pad' must be a bool, got {exclude_pad!r}")
     rule = "exclude_pad" if exclude_pad else "openvino_include_pad"
-    _, tables, divisor, out_shape = _plan(
-        _fixed_plan, x.shape, _as_key(kernel), _as_key(strides), _as_key(pads_begin),
-        _as_key(pads_end), _as_key(dilations), rounding_type, auto_pad, rule)
+    window = (_as_key(kernel), _as_key(strides), _as_key(pads_begin), _as_key(pads_end),
+              _as_key(dilations))
+    _, tables, divisor, out_shape = _plan(_fixed_plan, x.shape, *window, rounding_type,
+                                          auto_pad, rule)
     if exclude_pad:
-        check_exclude_pad_pads(x.ndim - 2, kernel, pads_begin, pads_end, dilations, auto_pad)
+        kernel, _, pads_begin, pads_end, dilations = window
+        _plan(_checked_exclude_pad_pads, x.ndim - 2, kernel, pads_begin, pads_end, dilations,
+              auto_pad)
     return _run_avg(x, storage, out, tables, divisor, out_shape)
 
 
@@ -520,5 +536,6 @@ def adaptive_max_pool(x, output_size, index_element_type="i64", return_indices=T
     x, storage = _prepare_input(x, "adaptive_max_pool")
     tables, _, out_shape = _plan(_adaptive_plan, x.shape, _as_key(output_size))
     index_dtype = _index_dtype(index_element_type) if return_indices else None
+    _check_index_range(index_dtype, tables.in_plane - 1)
     return _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype,
-                    1, tables.in_plane, tables.in_plane - 1)
+                    1, tables.in_plane)
