@@ -663,47 +663,44 @@ cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexS
 # Entry points
 # ---------------------------------------------------------------------------------------------
 
-cdef Geometry make_geometry(const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
-                            const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
-                            const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
-                            const Py_ssize_t[::1] stride, const Py_ssize_t[::1] interior,
-                            Py_ssize_t scratch):
+cdef Geometry make_geometry(const Py_ssize_t[::1] tables):
+    """The geometry of one call from its packed tables (see ``pack_tables`` in pooling.py):
+    ``[naxes, scratch, length[naxes], output[naxes], dilation[naxes], offset[naxes],
+    stride[naxes], interior[2 * naxes], begin[sum(output)], count[sum(output)]]``. One array
+    instead of nine: each typed-memoryview argument costs about as much as a tiny pooling."""
     cdef Geometry g
-    cdef Py_ssize_t a
-    g.naxes = length.shape[0]
-    g.length = &length[0]
-    g.output = &output[0]
-    g.dilation = &dilation[0]
-    g.offset = &offset[0]
-    g.begin = &begin[0]
-    g.count = &count[0]
-    g.stride = &stride[0]
-    g.interior = &interior[0]
+    cdef Py_ssize_t a, n = tables[0], windows = 0
+    cdef const Py_ssize_t* t = &tables[0]
+    g.naxes = n
+    g.scratch = t[1]
+    g.length = t + 2
+    g.output = t + 2 + n
+    g.dilation = t + 2 + 2 * n
+    g.offset = t + 2 + 3 * n
+    g.stride = t + 2 + 4 * n
+    g.interior = t + 2 + 5 * n
     g.in_plane = 1
     g.out_plane = 1
-    for a in range(g.naxes):
-        g.in_plane *= length[a]
-        g.out_plane *= output[a]
-    g.scratch = scratch
+    for a in range(n):
+        g.in_plane *= g.length[a]
+        g.out_plane *= g.output[a]
+        windows += g.output[a]
+    g.begin = t + 2 + 7 * n
+    g.count = g.begin + windows
     return g
 
 
 def avg_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
-                    const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
-                    const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
-                    const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
-                    const Py_ssize_t[::1] stride, const Py_ssize_t[::1] interior,
-                    Py_ssize_t scratch, const int64_t[::1] divisor,
+                    const Py_ssize_t[::1] tables, const int64_t[::1] divisor,
                     const double[::1] divisor_real, int half_kind, int num_threads):
     """Average-pool every plane of ``x`` (planes, in_plane) into ``out`` (planes, out_plane).
 
+    ``tables`` are the packed window tables (:func:`make_geometry`), whose ``scratch`` is the
+    size of one scratch buffer (the largest intermediate of the separable passes).
     ``divisor`` (out_plane,) holds each window's divisor, ``divisor_real`` the same as floats
-    with +inf for 0; ``scratch`` is the size of one
-    scratch buffer (the largest intermediate of the separable passes). The caller has checked
-    every size; at least one plane.
+    with +inf for 0. The caller has checked every size; at least one plane.
     """
-    cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, stride,
-                                    interior, scratch)
+    cdef Geometry g = make_geometry(tables)
     cdef Divisors divisors
     cdef int status
     divisors.count = &divisor[0]
@@ -727,21 +724,17 @@ def avg_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
 
 def max_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
                     int64_t[:, ::1] out_index64, int32_t[:, ::1] out_index32,
-                    const Py_ssize_t[::1] length, const Py_ssize_t[::1] output,
-                    const Py_ssize_t[::1] dilation, const Py_ssize_t[::1] offset,
-                    const Py_ssize_t[::1] begin, const Py_ssize_t[::1] count,
-                    const Py_ssize_t[::1] stride, const Py_ssize_t[::1] interior,
-                    Py_ssize_t scratch, double empty_value, int64_t plane_modulus,
+                    const Py_ssize_t[::1] tables, double empty_value, int64_t plane_modulus,
                     int64_t offset_modulus, int half_kind, int num_threads):
     """Max-pool every plane of ``x`` into ``out``.
 
     At most one of ``out_index64`` / ``out_index32`` is given (None: no index work at all).
     The index of an output is ``(plane % plane_modulus) * in_plane + offset % offset_modulus``
     where ``offset`` is the chosen element's offset within its input plane. ``empty_value`` is
-    written for windows with no input element (their offset is 0).
+    written for windows with no input element (their offset is 0). ``tables`` as for
+    :func:`avg_pool_planes`.
     """
-    cdef Geometry g = make_geometry(length, output, dilation, offset, begin, count, stride,
-                                    interior, scratch)
+    cdef Geometry g = make_geometry(tables)
     cdef IndexSpec spec
     cdef int status
     spec.out64 = &out_index64[0, 0] if out_index64 is not None else NULL

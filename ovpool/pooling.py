@@ -121,28 +121,22 @@ def _planes(array, plane_size):
 
 
 class _WindowTables:
-    """Per-axis window tables for the kernels, flattened, plus the scratch size they need.
+    """Per-axis window tables for the kernels, packed into one array, plus the plane sizes.
 
     Each axis also has an interior run ``[lo, hi)`` of windows with equally many taps whose
     begins advance by ``stride``; the kernels reduce those with vectorised loops.
     """
 
     def __init__(self, lengths, outputs, dilations, begins, counts, strides, interiors):
-        self.length = np.asarray(lengths, dtype=np.intp)
-        self.output = np.asarray(outputs, dtype=np.intp)
-        self.dilation = np.asarray(dilations, dtype=np.intp)
-        self.offset = np.cumsum([0] + list(outputs[:-1]), dtype=np.intp)
-        self.begin = np.ascontiguousarray(np.concatenate(begins), dtype=np.intp)
-        self.count = np.ascontiguousarray(np.concatenate(counts), dtype=np.intp)
-        self.stride = np.asarray(strides, dtype=np.intp)
-        self.interior = np.asarray(interiors, dtype=np.intp).ravel()
-        self.scratch = _scratch_elements(lengths, outputs)
         self.in_plane = math.prod(lengths)
         self.out_plane = math.prod(outputs)
-
-    def kernel_args(self):
-        return (self.length, self.output, self.dilation, self.offset, self.begin, self.count,
-                self.stride, self.interior, self.scratch)
+        # One array in the layout the kernels' make_geometry reads: every typed-memoryview
+        # argument of a kernel call costs about a microsecond.
+        offsets = np.cumsum([0] + list(outputs[:-1]))
+        self.packed = np.concatenate([
+            [len(lengths), _scratch_elements(lengths, outputs)], lengths, outputs, dilations,
+            offsets, strides, np.ravel(interiors), np.concatenate(begins),
+            np.concatenate(counts)]).astype(np.intp)
 
 
 def _interior(begins, counts, stride):
@@ -327,7 +321,7 @@ def _run_avg(x, storage, out, tables, divisors, out_shape):
         storage.avg_planes(
             _planes(x, tables.in_plane).view(storage.view),
             _planes(out, tables.out_plane).view(storage.view),
-            *tables.kernel_args(), *divisors, storage.half_kind,
+            tables.packed, *divisors, storage.half_kind,
             _num_threads(planes, x.size))
     return out
 
@@ -371,7 +365,7 @@ def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane
             _planes(out, tables.out_plane).view(storage.view),
             flat_indices if index_dtype == np.int64 else None,
             flat_indices if index_dtype == np.int32 else None,
-            *tables.kernel_args(), storage.lowest, plane_modulus, offset_modulus,
+            tables.packed, storage.lowest, plane_modulus, offset_modulus,
             storage.half_kind, _num_threads(planes, x.size))
     return out if indices is None else (out, indices)
 
