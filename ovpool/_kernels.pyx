@@ -213,40 +213,6 @@ cdef inline void sum_windows(const src_t* row, acc_t* out, const Py_ssize_t* beg
         out[j] = total
 
 
-cdef void sum_last_axis(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
-                        Py_ssize_t outer, int half_kind) noexcept nogil:
-    """``sum_pass`` for the last axis, where windows run along contiguous memory. Full
-    windows are summed tap by tap across all outputs, so the loop over outputs vectorises
-    (specialised for the common strides 1 and 2)."""
-    cdef Py_ssize_t o, j, t
-    cdef AxisTable w = axis_table(g, axis)
-    cdef const src_t* row
-    cdef const src_t* tap
-    cdef acc_t* out
-    for o in range(outer):
-        row = src + o * w.length
-        out = dst + o * w.out_len
-        if w.hi - w.lo < 8:
-            # Too few windows for the loop across them to pay off: one window at a time.
-            sum_windows(row, out, w.begin, w.count, 0, w.out_len, w.dil, half_kind)
-            continue
-        sum_windows(row, out, w.begin, w.count, 0, w.lo, w.dil, half_kind)
-        sum_windows(row, out, w.begin, w.count, w.hi, w.out_len, w.dil, half_kind)
-        for j in range(w.lo, w.hi):
-            out[j] = 0
-        for t in range(w.taps):
-            tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step
-            if w.step == 1:
-                for j in range(w.lo, w.hi):
-                    out[j] += load(tap[j], half_kind, <acc_t*> NULL)
-            elif w.step == 2:
-                for j in range(w.lo, w.hi):
-                    out[j] += load(tap[2 * j], half_kind, <acc_t*> NULL)
-            else:
-                for j in range(w.lo, w.hi):
-                    out[j] += load(tap[w.step * j], half_kind, <acc_t*> NULL)
-
-
 cdef inline void accumulate_row(acc_t* acc, const src_t* row, Py_ssize_t n,
                                 int half_kind) noexcept nogil:
     """acc[i] += row[i]; the 16-bit float kind is decided outside the loop so it vectorises."""
@@ -262,24 +228,116 @@ cdef inline void accumulate_row(acc_t* acc, const src_t* row, Py_ssize_t n,
             acc[i] += <acc_t> row[i]
 
 
-cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
-                   int half_kind) noexcept nogil:
-    cdef Py_ssize_t outer, inner, o, j, t, i
+cdef inline void sum_rows(acc_t* dst, const src_t* first, Py_ssize_t gap, Py_ssize_t rows,
+                          Py_ssize_t n, int half_kind) noexcept nogil:
+    """dst[i] = 0 + first[i] + first[gap + i] + ... (``rows`` runs of ``n`` elements ``gap``
+    apart), added in that order: the same sums as zeroing ``dst`` and adding run by run. Up to
+    three runs go in one sweep, so ``dst`` is written once for windows of up to three taps;
+    float16 runs go through the F16C row converter instead. (Which NaN payload survives a sum
+    of two NaNs depends on the operand order gcc picks for each loop, as between the two
+    kernel builds; everything else is bit for bit.)"""
+    cdef Py_ssize_t i, t = 0
+    cdef const src_t* r1 = first + gap
+    cdef const src_t* r2 = first + 2 * gap
+    cdef acc_t total
+    if src_t is cython.ushort or rows < 2:
+        for i in range(n):
+            dst[i] = 0
+    elif rows == 2:
+        for i in range(n):
+            total = 0
+            total += load(first[i], half_kind, <acc_t*> NULL)
+            total += load(r1[i], half_kind, <acc_t*> NULL)
+            dst[i] = total
+        t = 2
+    else:
+        for i in range(n):
+            total = 0
+            total += load(first[i], half_kind, <acc_t*> NULL)
+            total += load(r1[i], half_kind, <acc_t*> NULL)
+            total += load(r2[i], half_kind, <acc_t*> NULL)
+            dst[i] = total
+        t = 3
+    while t < rows:
+        accumulate_row(dst, first + t * gap, n, half_kind)
+        t = t + 1
+
+
+cdef void sum_last_axis(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
+                        Py_ssize_t outer, int half_kind) noexcept nogil:
+    """``sum_pass`` for the last axis, where windows run along contiguous memory. Full
+    windows are summed tap by tap across all outputs, so the loop over outputs vectorises
+    (specialised for the common strides 1 and 2).
+
+    With stride 1 and as many outputs as inputs per row (k odd, "same" padding), full window
+    ``j`` of row ``o`` starts at flat input ``o * length + j + (begin[lo] - lo)``: a fixed
+    offset from its flat output position, so the full windows of all rows are summed as one
+    long run (small planes then pay one loop set-up, not one per row); the edge windows,
+    which that run also covers with sums across row ends, are then rewritten."""
+    cdef Py_ssize_t o, j, t, span
     cdef AxisTable w = axis_table(g, axis)
     cdef const src_t* row
-    cdef acc_t* acc
+    cdef const src_t* tap
+    cdef acc_t* out
+    # (hi - lo >= 8 as below: narrower rows go window by window, where windows of 16 or more
+    # taps are summed in eight partial sums, a different rounding.)
+    if w.step == 1 and w.length == w.out_len and outer > 1 and w.hi - w.lo >= 8:
+        span = (outer - 1) * w.out_len + w.hi - w.lo
+        sum_rows(dst + w.lo, src + w.begin[w.lo], w.dil, w.taps, span, half_kind)
+        for o in range(outer):
+            sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, 0, w.lo,
+                        w.dil, half_kind)
+            sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, w.hi,
+                        w.out_len, w.dil, half_kind)
+        return
+    for o in range(outer):
+        row = src + o * w.length
+        out = dst + o * w.out_len
+        if w.hi - w.lo < 8:
+            # Too few windows for the loop across them to pay off: one window at a time.
+            sum_windows(row, out, w.begin, w.count, 0, w.out_len, w.dil, half_kind)
+            continue
+        sum_windows(row, out, w.begin, w.count, 0, w.lo, w.dil, half_kind)
+        sum_windows(row, out, w.begin, w.count, w.hi, w.out_len, w.dil, half_kind)
+        if w.step == 1:
+            sum_rows(out + w.lo, row + w.begin[w.lo], w.dil, w.taps, w.hi - w.lo, half_kind)
+            continue
+        for j in range(w.lo, w.hi):
+            out[j] = 0
+        for t in range(w.taps):
+            tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step
+            if w.step == 2:
+                for j in range(w.lo, w.hi):
+                    out[j] += load(tap[2 * j], half_kind, <acc_t*> NULL)
+            else:
+                for j in range(w.lo, w.hi):
+                    out[j] += load(tap[w.step * j], half_kind, <acc_t*> NULL)
+
+
+cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
+                   int half_kind) noexcept nogil:
+    """One separable sum pass. With stride 1, full window ``j`` reads rows ``begin[lo] + (j -
+    lo) + t * dil``, so tap ``t`` of all full windows is one contiguous run of
+    ``(hi - lo) * inner`` elements: summed as such, in long vectorised loops (``sum_rows``)."""
+    cdef Py_ssize_t outer, inner, o, j, lo = 0, hi = 0
+    cdef AxisTable w = axis_table(g, axis)
     pass_shape(g, axis, &outer, &inner)
     if inner == 1:
         sum_last_axis(src, dst, g, axis, outer, half_kind)
         return
+    if w.step == 1:
+        lo, hi = w.lo, w.hi
     for o in range(outer):
+        if hi > lo:
+            sum_rows(dst + (o * w.out_len + lo) * inner,
+                     src + (o * w.length + w.begin[lo]) * inner, w.dil * inner, w.taps,
+                     (hi - lo) * inner, half_kind)
         for j in range(w.out_len):
-            acc = dst + (o * w.out_len + j) * inner
-            for i in range(inner):
-                acc[i] = 0
-            for t in range(w.count[j]):
-                row = src + (o * w.length + w.begin[j] + t * w.dil) * inner
-                accumulate_row(acc, row, inner, half_kind)
+            if lo <= j < hi:
+                continue
+            sum_rows(dst + (o * w.out_len + j) * inner,
+                     src + (o * w.length + w.begin[j]) * inner, w.dil * inner, w.count[j],
+                     inner, half_kind)
 
 
 cdef struct Divisors:
