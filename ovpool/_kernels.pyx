@@ -213,40 +213,6 @@ cdef inline void sum_windows(const src_t* row, acc_t* out, const Py_ssize_t* beg
         out[j] = total
 
 
-cdef void sum_last_axis(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
-                        Py_ssize_t outer, int half_kind) noexcept nogil:
-    """``sum_pass`` for the last axis, where windows run along contiguous memory. Full
-    windows are summed tap by tap across all outputs, so the loop over outputs vectorises
-    (specialised for the common strides 1 and 2)."""
-    cdef Py_ssize_t o, j, t
-    cdef AxisTable w = axis_table(g, axis)
-    cdef const src_t* row
-    cdef const src_t* tap
-    cdef acc_t* out
-    for o in range(outer):
-        row = src + o * w.length
-        out = dst + o * w.out_len
-        if w.hi - w.lo < 8:
-            # Too few windows for the loop across them to pay off: one window at a time.
-            sum_windows(row, out, w.begin, w.count, 0, w.out_len, w.dil, half_kind)
-            continue
-        sum_windows(row, out, w.begin, w.count, 0, w.lo, w.dil, half_kind)
-        sum_windows(row, out, w.begin, w.count, w.hi, w.out_len, w.dil, half_kind)
-        for j in range(w.lo, w.hi):
-            out[j] = 0
-        for t in range(w.taps):
-            tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step
-            if w.step == 1:
-                for j in range(w.lo, w.hi):
-                    out[j] += load(tap[j], half_kind, <acc_t*> NULL)
-            elif w.step == 2:
-                for j in range(w.lo, w.hi):
-                    out[j] += load(tap[2 * j], half_kind, <acc_t*> NULL)
-            else:
-                for j in range(w.lo, w.hi):
-                    out[j] += load(tap[w.step * j], half_kind, <acc_t*> NULL)
-
-
 cdef inline void accumulate_row(acc_t* acc, const src_t* row, Py_ssize_t n,
                                 int half_kind) noexcept nogil:
     """acc[i] += row[i]; the 16-bit float kind is decided outside the loop so it vectorises."""
@@ -262,24 +228,116 @@ cdef inline void accumulate_row(acc_t* acc, const src_t* row, Py_ssize_t n,
             acc[i] += <acc_t> row[i]
 
 
-cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
-                   int half_kind) noexcept nogil:
-    cdef Py_ssize_t outer, inner, o, j, t, i
+cdef inline void sum_rows(acc_t* dst, const src_t* first, Py_ssize_t gap, Py_ssize_t rows,
+                          Py_ssize_t n, int half_kind) noexcept nogil:
+    """dst[i] = 0 + first[i] + first[gap + i] + ... (``rows`` runs of ``n`` elements ``gap``
+    apart), added in that order: the same sums as zeroing ``dst`` and adding run by run. Up to
+    three runs go in one sweep, so ``dst`` is written once for windows of up to three taps;
+    float16 runs go through the F16C row converter instead. (Which NaN payload survives a sum
+    of two NaNs depends on the operand order gcc picks for each loop, as between the two
+    kernel builds; everything else is bit for bit.)"""
+    cdef Py_ssize_t i, t = 0
+    cdef const src_t* r1 = first + gap
+    cdef const src_t* r2 = first + 2 * gap
+    cdef acc_t total
+    if src_t is cython.ushort or rows < 2:
+        for i in range(n):
+            dst[i] = 0
+    elif rows == 2:
+        for i in range(n):
+            total = 0
+            total += load(first[i], half_kind, <acc_t*> NULL)
+            total += load(r1[i], half_kind, <acc_t*> NULL)
+            dst[i] = total
+        t = 2
+    else:
+        for i in range(n):
+            total = 0
+            total += load(first[i], half_kind, <acc_t*> NULL)
+            total += load(r1[i], half_kind, <acc_t*> NULL)
+            total += load(r2[i], half_kind, <acc_t*> NULL)
+            dst[i] = total
+        t = 3
+    while t < rows:
+        accumulate_row(dst, first + t * gap, n, half_kind)
+        t = t + 1
+
+
+cdef void sum_last_axis(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
+                        Py_ssize_t outer, int half_kind) noexcept nogil:
+    """``sum_pass`` for the last axis, where windows run along contiguous memory. Full
+    windows are summed tap by tap across all outputs, so the loop over outputs vectorises
+    (specialised for the common strides 1 and 2).
+
+    With stride 1 and as many outputs as inputs per row (k odd, "same" padding), full window
+    ``j`` of row ``o`` starts at flat input ``o * length + j + (begin[lo] - lo)``: a fixed
+    offset from its flat output position, so the full windows of all rows are summed as one
+    long run (small planes then pay one loop set-up, not one per row); the edge windows,
+    which that run also covers with sums across row ends, are then rewritten."""
+    cdef Py_ssize_t o, j, t, span
     cdef AxisTable w = axis_table(g, axis)
     cdef const src_t* row
-    cdef acc_t* acc
+    cdef const src_t* tap
+    cdef acc_t* out
+    # (hi - lo >= 8 as below: narrower rows go window by window, where windows of 16 or more
+    # taps are summed in eight partial sums, a different rounding.)
+    if w.step == 1 and w.length == w.out_len and outer > 1 and w.hi - w.lo >= 8:
+        span = (outer - 1) * w.out_len + w.hi - w.lo
+        sum_rows(dst + w.lo, src + w.begin[w.lo], w.dil, w.taps, span, half_kind)
+        for o in range(outer):
+            sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, 0, w.lo,
+                        w.dil, half_kind)
+            sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, w.hi,
+                        w.out_len, w.dil, half_kind)
+        return
+    for o in range(outer):
+        row = src + o * w.length
+        out = dst + o * w.out_len
+        if w.hi - w.lo < 8:
+            # Too few windows for the loop across them to pay off: one window at a time.
+            sum_windows(row, out, w.begin, w.count, 0, w.out_len, w.dil, half_kind)
+            continue
+        sum_windows(row, out, w.begin, w.count, 0, w.lo, w.dil, half_kind)
+        sum_windows(row, out, w.begin, w.count, w.hi, w.out_len, w.dil, half_kind)
+        if w.step == 1:
+            sum_rows(out + w.lo, row + w.begin[w.lo], w.dil, w.taps, w.hi - w.lo, half_kind)
+            continue
+        for j in range(w.lo, w.hi):
+            out[j] = 0
+        for t in range(w.taps):
+            tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step
+            if w.step == 2:
+                for j in range(w.lo, w.hi):
+                    out[j] += load(tap[2 * j], half_kind, <acc_t*> NULL)
+            else:
+                for j in range(w.lo, w.hi):
+                    out[j] += load(tap[w.step * j], half_kind, <acc_t*> NULL)
+
+
+cdef void sum_pass(const src_t* src, acc_t* dst, const Geometry* g, Py_ssize_t axis,
+                   int half_kind) noexcept nogil:
+    """One separable sum pass. With stride 1, full window ``j`` reads rows ``begin[lo] + (j -
+    lo) + t * dil``, so tap ``t`` of all full windows is one contiguous run of
+    ``(hi - lo) * inner`` elements: summed as such, in long vectorised loops (``sum_rows``)."""
+    cdef Py_ssize_t outer, inner, o, j, lo = 0, hi = 0
+    cdef AxisTable w = axis_table(g, axis)
     pass_shape(g, axis, &outer, &inner)
     if inner == 1:
         sum_last_axis(src, dst, g, axis, outer, half_kind)
         return
+    if w.step == 1:
+        lo, hi = w.lo, w.hi
     for o in range(outer):
+        if hi > lo:
+            sum_rows(dst + (o * w.out_len + lo) * inner,
+                     src + (o * w.length + w.begin[lo]) * inner, w.dil * inner, w.taps,
+                     (hi - lo) * inner, half_kind)
         for j in range(w.out_len):
-            acc = dst + (o * w.out_len + j) * inner
-            for i in range(inner):
-                acc[i] = 0
-            for t in range(w.count[j]):
-                row = src + (o * w.length + w.begin[j] + t * w.dil) * inner
-                accumulate_row(acc, row, inner, half_kind)
+            if lo <= j < hi:
+                continue
+            sum_rows(dst + (o * w.out_len + j) * inner,
+                     src + (o * w.length + w.begin[j]) * inner, w.dil * inner, w.count[j],
+                     inner, half_kind)
 
 
 cdef struct Divisors:
@@ -377,8 +435,12 @@ cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geomet
 # so that gcc can vectorise them with compare-and-blend.
 
 cdef inline bint replaces(acc_t value, acc_t best) noexcept nogil:
-    """True when ``value`` beats ``best``: larger, or a number against a NaN."""
-    return (value > best) | ((best != best) & (value == value))
+    """True when ``value`` beats ``best``: larger, or a number against a NaN.
+
+    ``not (value <= best)`` holds when value > best and whenever either is NaN; ``value ==
+    value`` then rules out a NaN value. Same truth table as ``value > best or (best is NaN
+    and value is not)``, in two vector compares instead of three plus an extra logic op."""
+    return (not (value <= best)) & (value == value)
 
 
 cdef inline bint replaces_at(acc_t value, int64_t index, acc_t best,
@@ -468,58 +530,138 @@ cdef void max_interior_indexed(const src_t* row, acc_t* out, const int64_t* row_
                 out_index[j] = (row_offset + base + j * step) if better else out_index[j]
 
 
+cdef inline void max_rows3(acc_t* dst, const src_t* r0, const src_t* r1, const src_t* r2,
+                           Py_ssize_t rows, Py_ssize_t n, int half_kind) noexcept nogil:
+    """dst[i] = the max of r0[i], r1[i], r2[i] (the first ``rows`` of them, 1 to 3), combined
+    in that order: one sweep writing ``dst`` once for the common windows of 2 or 3 taps."""
+    cdef Py_ssize_t i
+    cdef acc_t a, b, c
+    if rows == 1:
+        for i in range(n):
+            dst[i] = load(r0[i], half_kind, <acc_t*> NULL)
+    elif rows == 2:
+        for i in range(n):
+            a = load(r0[i], half_kind, <acc_t*> NULL)
+            b = load(r1[i], half_kind, <acc_t*> NULL)
+            dst[i] = b if replaces(b, a) else a
+    else:
+        for i in range(n):
+            a = load(r0[i], half_kind, <acc_t*> NULL)
+            b = load(r1[i], half_kind, <acc_t*> NULL)
+            c = load(r2[i], half_kind, <acc_t*> NULL)
+            a = b if replaces(b, a) else a
+            dst[i] = c if replaces(c, a) else a
+
+
+cdef inline void max_into(acc_t* dst, const src_t* r, Py_ssize_t n, int half_kind) noexcept nogil:
+    """dst[i] = the max of dst[i] and then r[i]."""
+    cdef Py_ssize_t i
+    cdef acc_t value
+    for i in range(n):
+        value = load(r[i], half_kind, <acc_t*> NULL)
+        dst[i] = value if replaces(value, dst[i]) else dst[i]
+
+
+cdef void max_row(const src_t* row, acc_t* out, const AxisTable* w, acc_t* phases,
+                  acc_t empty_value, int half_kind) noexcept nogil:
+    """Max of every window of one contiguous row (the last axis) into ``out[0 .. out_len)``.
+
+    Full windows are reduced tap by tap across all of them so that the loop over outputs
+    vectorises (the first three taps in one sweep). With stride 2 the row is first split into
+    its even and odd elements (``phases``: at least ``length + 2`` elements), so that every tap
+    reads a contiguous run: tap ``t`` of window ``lo + j`` is element ``(begin[lo] + t*dil) // 2
+    + j`` of the phase ``(begin[lo] + t*dil) % 2``. Taps are still combined in window order."""
+    cdef Py_ssize_t j, t, m, n, q, half, first, windows
+    cdef acc_t* even
+    cdef acc_t* odd
+    cdef const acc_t* p[3]
+    cdef acc_t value
+    max_windows(row, out, NULL, NULL, 0, w.begin, w.count, 0, w.lo, w.dil, empty_value,
+                half_kind)
+    max_windows(row, out, NULL, NULL, 0, w.begin, w.count, w.hi, w.out_len, w.dil,
+                empty_value, half_kind)
+    if w.hi <= w.lo:
+        return
+    first = w.begin[w.lo]
+    windows = w.hi - w.lo
+    out = out + w.lo
+    if w.step == 1:
+        max_rows3(out, row + first, row + first + w.dil, row + first + 2 * w.dil,
+                  min(w.taps, 3), windows, half_kind)
+        for t in range(3, w.taps):
+            max_into(out, row + first + t * w.dil, windows, half_kind)
+        return
+    if w.step == 2 and windows >= 4:
+        # Elements first .. first + n - 1 are read by the full windows.
+        n = 2 * (windows - 1) + (w.taps - 1) * w.dil + 1
+        half = (n + 1) // 2
+        even = phases
+        odd = phases + half
+        for m in range(n // 2):
+            even[m] = load(row[first + 2 * m], half_kind, <acc_t*> NULL)
+            odd[m] = load(row[first + 2 * m + 1], half_kind, <acc_t*> NULL)
+        if n % 2:
+            even[half - 1] = load(row[first + n - 1], half_kind, <acc_t*> NULL)
+        p[0] = p[1] = p[2] = even
+        for t in range(min(w.taps, 3)):
+            q = t * w.dil
+            p[t] = (odd if q % 2 else even) + q // 2
+        max_rows3(out, p[0], p[1], p[2], min(w.taps, 3), windows, half_kind)
+        for t in range(3, w.taps):
+            q = t * w.dil
+            max_into(out, <const acc_t*> ((odd if q % 2 else even) + q // 2), windows,
+                     half_kind)
+        return
+    for j in range(windows):
+        out[j] = load(row[first + w.step * j], half_kind, <acc_t*> NULL)
+    for t in range(1, w.taps):
+        for j in range(windows):
+            value = load(row[first + t * w.dil + w.step * j], half_kind, <acc_t*> NULL)
+            out[j] = value if replaces(value, out[j]) else out[j]
+
+
 cdef void max_last_axis(const src_t* src, acc_t* dst, const int64_t* src_index,
                         int64_t* dst_index, const Geometry* g, Py_ssize_t axis,
                         Py_ssize_t outer, acc_t empty_value, int half_kind) noexcept nogil:
     """``max_pass`` for the last spatial axis, where windows run along contiguous memory.
-    Without indices, full windows are reduced tap by tap across all outputs so that the loop
-    over outputs vectorises (specialised for strides 1 and 2)."""
-    cdef Py_ssize_t o, j, t
+    With indices only: values alone go through ``max_plane_values``, row by row."""
+    cdef Py_ssize_t o
     cdef AxisTable w = axis_table(g, axis)
     cdef const src_t* row
-    cdef const src_t* tap
     cdef const int64_t* row_index
     cdef int64_t* out_index
     cdef acc_t* out
-    cdef acc_t value
     for o in range(outer):
         row = src + o * w.length
         out = dst + o * w.out_len
-        if dst_index != NULL:
-            row_index = (src_index + o * w.length) if src_index != NULL else NULL
-            out_index = dst_index + o * w.out_len
-            max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, 0,
-                        w.lo, w.dil, empty_value, half_kind)
-            max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, w.hi,
-                        w.out_len, w.dil, empty_value, half_kind)
-            if w.hi > w.lo:
-                max_interior_indexed(row, out, row_index, out_index, o * w.length,
-                                     w.begin[w.lo], w.lo, w.hi, w.step, w.taps, w.dil,
-                                     half_kind)
-            continue
-        max_windows(row, out, NULL, NULL, 0, w.begin, w.count, 0, w.lo, w.dil, empty_value,
-                    half_kind)
-        max_windows(row, out, NULL, NULL, 0, w.begin, w.count, w.hi, w.out_len, w.dil, empty_value,
-                    half_kind)
-        if w.hi <= w.lo:
-            continue
-        tap = row + w.begin[w.lo] - w.lo * w.step
-        for j in range(w.lo, w.hi):
-            out[j] = load(tap[w.step * j], half_kind, <acc_t*> NULL)
-        for t in range(1, w.taps):
-            tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step
-            if w.step == 1:
-                for j in range(w.lo, w.hi):
-                    value = load(tap[j], half_kind, <acc_t*> NULL)
-                    out[j] = value if replaces(value, out[j]) else out[j]
-            elif w.step == 2:
-                for j in range(w.lo, w.hi):
-                    value = load(tap[2 * j], half_kind, <acc_t*> NULL)
-                    out[j] = value if replaces(value, out[j]) else out[j]
-            else:
-                for j in range(w.lo, w.hi):
-                    value = load(tap[w.step * j], half_kind, <acc_t*> NULL)
-                    out[j] = value if replaces(value, out[j]) else out[j]
+        row_index = (src_index + o * w.length) if src_index != NULL else NULL
+        out_index = dst_index + o * w.out_len
+        max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, 0,
+                    w.lo, w.dil, empty_value, half_kind)
+        max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, w.hi,
+                    w.out_len, w.dil, empty_value, half_kind)
+        if w.hi > w.lo:
+            max_interior_indexed(row, out, row_index, out_index, o * w.length,
+                                 w.begin[w.lo], w.lo, w.hi, w.step, w.taps, w.dil,
+                                 half_kind)
+
+
+cdef void max_columns(const src_t* src, acc_t* dst, const AxisTable* v, Py_ssize_t o,
+                      Py_ssize_t j, Py_ssize_t inner, acc_t empty_value,
+                      int half_kind) noexcept nogil:
+    """dst[0 .. inner) = the max over window ``j`` of axis ``v`` of the rows of length
+    ``inner`` in outer block ``o`` of ``src``, taps in window order."""
+    cdef Py_ssize_t i, t, n = v.count[j]
+    cdef const src_t* r0
+    cdef Py_ssize_t gap = v.dil * inner
+    if n == 0:
+        for i in range(inner):
+            dst[i] = empty_value
+        return
+    r0 = src + (o * v.length + v.begin[j]) * inner
+    max_rows3(dst, r0, r0 + gap, r0 + 2 * gap, min(n, 3), inner, half_kind)
+    for t in range(3, n):
+        max_into(dst, r0 + t * gap, inner, half_kind)
 
 
 cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64_t* dst_index,
@@ -634,10 +776,67 @@ cdef void max_plane(const store_t* x, store_t* out, Py_ssize_t plane, const Inde
             spec.out32[plane * g.out_plane + i] = <int32_t> dst_index[i]
 
 
+cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t* rows,
+                           const Geometry* g, acc_t empty_value, int half_kind) noexcept nogil:
+    """Max-pool one plane, values only. Axes before the last two are reduced by whole passes
+    as in ``max_plane``; the last two then go one output row at a time: the rows of the
+    second-to-last axis's window are reduced into one row (``rows``, in L1), and that row's
+    windows are written straight into the output row. No plane-sized intermediate, no final
+    copy. ``rows`` holds 3 * (last length + 2) + last output elements.
+
+    Same taps in the same order as ``max_plane``, so the same result bits."""
+    cdef Py_ssize_t a, o, j, i, outer = 1
+    cdef Py_ssize_t n = g.naxes
+    cdef AxisTable h = axis_table(g, n - 1)
+    cdef AxisTable v
+    cdef acc_t* column = rows
+    cdef acc_t* phases = rows + h.length + 2
+    cdef acc_t* buffer = rows + 3 * (h.length + 2)
+    cdef acc_t* target
+    cdef acc_t* dst = scratch
+    cdef acc_t* src = NULL
+    cdef bint direct = ((store_t is float and acc_t is float) or
+                        (store_t is double and acc_t is double) or
+                        (store_t is cython.longlong and acc_t is cython.longlong))
+    if n == 1:
+        target = <acc_t*> out if direct else buffer
+        max_row(x, target, &h, phases, empty_value, half_kind)
+        if not direct:
+            for i in range(h.out_len):
+                out[i] = store(buffer[i], half_kind, <store_t*> NULL)
+        return
+    if n > 2:
+        max_pass(x, dst, <const int64_t*> NULL, <int64_t*> NULL, g, 0, empty_value, half_kind)
+        for a in range(1, n - 2):
+            src = dst
+            dst = scratch + (a % 2) * g.scratch
+            max_pass(<const acc_t*> src, dst, <const int64_t*> NULL, <int64_t*> NULL, g, a,
+                     empty_value, half_kind)
+        src = dst
+    v = axis_table(g, n - 2)
+    for a in range(n - 2):
+        outer *= g.output[a]
+    for o in range(outer):
+        for j in range(v.out_len):
+            if n == 2:
+                max_columns(x, column, &v, o, j, h.length, empty_value, half_kind)
+            else:
+                max_columns(<const acc_t*> src, column, &v, o, j, h.length, empty_value,
+                            half_kind)
+            target = (<acc_t*> out + (o * v.out_len + j) * h.out_len) if direct else buffer
+            max_row(<const acc_t*> column, target, &h, phases, empty_value, half_kind)
+            if not direct:
+                target = <acc_t*> (out + (o * v.out_len + j) * h.out_len)
+                for i in range(h.out_len):
+                    (<store_t*> target)[i] = store(buffer[i], half_kind, <store_t*> NULL)
+
+
 cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexSpec* spec,
                  const Geometry* g, acc_t empty_value, int half_kind,
                  int num_threads) noexcept nogil:
-    cdef Py_ssize_t p, per_thread = 2 * g.scratch
+    # Two plane-sized buffers, then the row buffers of max_plane_values.
+    cdef Py_ssize_t last = g.length[g.naxes - 1]
+    cdef Py_ssize_t p, per_thread = 2 * g.scratch + 3 * (last + 2) + g.output[g.naxes - 1]
     cdef bint with_index = spec.out64 != NULL or spec.out32 != NULL
     cdef acc_t* scratch = <acc_t*> malloc(num_threads * per_thread * sizeof(acc_t))
     cdef int64_t* index_scratch = NULL
@@ -649,10 +848,15 @@ cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexS
             if index_scratch == NULL:
                 return -1
         for p in prange(planes, schedule='guided', num_threads=num_threads):
-            max_plane(x + p * g.in_plane, out + p * g.out_plane, p, spec,
-                      scratch + threadid() * per_thread,
-                      (index_scratch + threadid() * per_thread) if with_index else NULL,
-                      g, empty_value, half_kind)
+            if with_index:
+                max_plane(x + p * g.in_plane, out + p * g.out_plane, p, spec,
+                          scratch + threadid() * per_thread,
+                          index_scratch + threadid() * per_thread, g, empty_value, half_kind)
+            else:
+                max_plane_values(x + p * g.in_plane, out + p * g.out_plane,
+                                 scratch + threadid() * per_thread,
+                                 scratch + threadid() * per_thread + 2 * g.scratch, g,
+                                 empty_value, half_kind)
     finally:
         free(scratch)
         free(index_scratch)

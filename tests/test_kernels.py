@@ -99,3 +99,34 @@ def test_kernel_builds_agree_bit_for_bit(monkeypatch):
     for a, b in zip(results[_kernels], results[_kernels_avx2]):
         for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
             np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 40), (1, 2, 19, 37), (1, 2, 5, 11, 23)])
+def test_wide_rows_match_the_oracle(shape):
+    """Rows wide enough for the specialised paths, which the small random shapes of
+    test_pooling_reference rarely reach: stride-2 max windows read from an even/odd split of
+    the row (2 to 5 taps, dilation 1 and 2), max without indices row by row, and stride-1
+    'same' averages summed as one run across the rows of a plane."""
+    from reference import ref_avg_pool, ref_max_pool
+
+    rng = np.random.default_rng(11)
+    x = rng.integers(-4, 5, size=shape).astype(np.float32)  # many ties
+    x[rng.random(shape) < 0.1] = np.nan
+    x.reshape(-1)[:30] = np.nan                              # whole-NaN windows too
+    for k, d in [(2, 1), (3, 1), (3, 2), (4, 1), (5, 1), (5, 2)]:
+        p = (k - 1) * d // 2
+        want, want_index = ref_max_pool(x, k, 2, p, p, d)
+        np.testing.assert_array_equal(ovpool.max_pool(x, k, 2, p, p, d, return_indices=False),
+                                      want)
+        got, got_index = ovpool.max_pool(x, k, 2, p, p, d)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got_index, want_index)
+    rank = len(shape) - 2
+    # Small integers: every sum is exact, so the averages must match the oracle exactly.
+    for dtype in (np.float32, np.float16, np.int32):
+        xi = rng.integers(-50, 51, size=shape).astype(dtype)
+        for k in (3, 5, 17):
+            kernel = (3,) * (rank - 1) + (k,)
+            pads = tuple(a // 2 for a in kernel)
+            np.testing.assert_array_equal(ovpool.avg_pool(xi, kernel, 1, pads, pads),
+                                          ref_avg_pool(xi, kernel, 1, pads, pads))
