@@ -600,3 +600,20 @@ def test_bad_onnx_attributes_name_the_attribute(cores, tmp_path):
                       (1, 1, 6), np.float32, 22, 1)
     with pytest.raises(Exception, match=r"attribute 'pads' = \(2, 0\): the pads of spatial axis"):
         extended.read_model(path)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to pin to one")
+def test_kernels_run_unpinned_when_openvino_pinned_the_thread():
+    everything = os.sched_getaffinity(0)
+    one = {min(everything)}
+    seen = []
+    os.sched_setaffinity(0, one)           # as OpenVINO's ENABLE_CPU_PINNING leaves it
+    try:
+        with ovpool.num_threads(2), bridge._unpinned():
+            seen.append(os.sched_getaffinity(0))
+        with ovpool.num_threads(1), bridge._unpinned():
+            seen.append(os.sched_getaffinity(0))
+        seen.append(os.sched_getaffinity(0))
+    finally:
+        os.sched_setaffinity(0, everything)
+    assert seen == [everything, one, one]
