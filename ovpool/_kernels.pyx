@@ -55,6 +55,10 @@ cdef enum:
 cdef enum:
     ROWS_BLOCK_ELEMENTS = 16384
 
+# Largest plane (elements) that max pooling with indices reduces window by window.
+cdef enum:
+    DIRECT_MAX_PLANE = 1024
+
 HALF_FLOAT16 = KIND_FLOAT16
 HALF_BFLOAT16 = KIND_BFLOAT16
 
@@ -776,6 +780,51 @@ cdef void max_plane(const store_t* x, store_t* out, Py_ssize_t plane, const Inde
             spec.out32[plane * g.out_plane + i] = <int32_t> dst_index[i]
 
 
+cdef void max_plane_direct(const store_t* x, store_t* out, Py_ssize_t plane,
+                           const IndexSpec* spec, const Geometry* g, acc_t empty_value,
+                           int half_kind) noexcept nogil:
+    """Max-pool one small 2-D plane with indices, each output window on its own, taps in
+    row-major window order (increasing plane offset). ``replaces`` keeps the earlier tap on a
+    tie and a number over a NaN, so the winner is the one ``max_plane`` finds: the largest
+    number at its smallest offset, or the window's first element when all of it is NaN. No
+    scratch, no index passes: for planes of a few hundred elements and windows of a few taps
+    the separable passes cost more in set-up and index traffic than they save."""
+    cdef AxisTable v = axis_table(g, 0)
+    cdef AxisTable h = axis_table(g, 1)
+    cdef Py_ssize_t i, j, a, b, k = 0, position, start, rows, cols
+    cdef acc_t best, value
+    cdef int64_t best_offset, index
+    cdef int64_t base = (plane % spec.plane_modulus) * g.in_plane
+    cdef int64_t offset_modulus = spec.offset_modulus
+    cdef bint wrap = offset_modulus < g.in_plane
+    cdef bint better
+    for i in range(v.out_len):
+        rows = v.count[i]
+        for j in range(h.out_len):
+            cols = h.count[j]
+            if rows == 0 or cols == 0:
+                best = empty_value
+                best_offset = 0
+            else:
+                best_offset = v.begin[i] * h.length + h.begin[j]
+                best = load(x[best_offset], half_kind, <acc_t*> NULL)
+                for a in range(rows):
+                    start = (v.begin[i] + a * v.dil) * h.length + h.begin[j]
+                    for b in range(cols):
+                        position = start + b * h.dil
+                        value = load(x[position], half_kind, <acc_t*> NULL)
+                        better = replaces(value, best)
+                        best = value if better else best
+                        best_offset = position if better else best_offset
+            out[k] = store(best, half_kind, <store_t*> NULL)
+            index = base + (best_offset % offset_modulus if wrap else best_offset)
+            if spec.out64 != NULL:
+                spec.out64[plane * g.out_plane + k] = index
+            else:
+                spec.out32[plane * g.out_plane + k] = <int32_t> index
+            k += 1
+
+
 cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t* rows,
                            const Geometry* g, acc_t empty_value, int half_kind) noexcept nogil:
     """Max-pool one plane, values only. Axes before the last two are reduced by whole passes
@@ -840,6 +889,8 @@ cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexS
     cdef bint with_index = spec.out64 != NULL or spec.out32 != NULL
     cdef acc_t* scratch = <acc_t*> malloc(num_threads * per_thread * sizeof(acc_t))
     cdef int64_t* index_scratch = NULL
+    # Small 2-D planes with indices: each window on its own (see max_plane_direct).
+    cdef bint direct = with_index and g.naxes == 2 and g.in_plane <= DIRECT_MAX_PLANE
     if scratch == NULL:
         return -1
     try:
@@ -848,7 +899,10 @@ cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexS
             if index_scratch == NULL:
                 return -1
         for p in prange(planes, schedule='guided', num_threads=num_threads):
-            if with_index:
+            if direct:
+                max_plane_direct(x + p * g.in_plane, out + p * g.out_plane, p, spec, g,
+                                 empty_value, half_kind)
+            elif with_index:
                 max_plane(x + p * g.in_plane, out + p * g.out_plane, p, spec,
                           scratch + threadid() * per_thread,
                           index_scratch + threadid() * per_thread, g, empty_value, half_kind)

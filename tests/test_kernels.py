@@ -130,3 +130,32 @@ def test_wide_rows_match_the_oracle(shape):
             pads = tuple(a // 2 for a in kernel)
             np.testing.assert_array_equal(ovpool.avg_pool(xi, kernel, 1, pads, pads),
                                           ref_avg_pool(xi, kernel, 1, pads, pads))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_small_planes_with_indices_match_the_oracle(dtype):
+    """Small 2-D planes with indices are reduced window by window (max_plane_direct), not by
+    separable passes: adaptive and strided/dilated/padded windows, ties, NaN and all-NaN
+    windows, int64 and int32 indices, and indices across planes (axis 0)."""
+    from reference import ref_adaptive_max_pool, ref_max_pool
+
+    rng = np.random.default_rng(5)
+    for shape in [(2, 3, 13, 17), (1, 2, 5, 7), (2, 2, 32, 32)]:
+        x = rng.integers(-3, 4, size=shape).astype(dtype)  # many ties
+        if np.issubdtype(dtype, np.floating):
+            x[rng.random(shape) < 0.15] = np.nan
+            x[0, 0, :4, :5] = np.nan                          # whole-NaN windows
+        for size in [(7, 7), (4, 9), (1, 1), (shape[2], shape[3])]:
+            want, want_index = ref_adaptive_max_pool(x, size)
+            got, got_index = ovpool.adaptive_max_pool(x, size)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(got_index, want_index)
+        for k, s, p, d in [(3, 2, 1, 1), (2, 1, 0, 1), (3, 1, 2, 2), (2, 3, 1, 1)]:
+            for axis in (0, 2):
+                want, want_index = ref_max_pool(x, k, s, p, p, d, axis=axis)
+                got, got_index = ovpool.max_pool(x, k, s, p, p, d, axis=axis)
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(got_index, want_index)
+            got32 = ovpool.max_pool(x, k, s, p, p, d, index_element_type="i32")[1]
+            np.testing.assert_array_equal(got32, ref_max_pool(x, k, s, p, p, d)[1])
+            assert got32.dtype == np.int32
