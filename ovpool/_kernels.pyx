@@ -781,17 +781,17 @@ cdef void max_plane(const store_t* x, store_t* out, Py_ssize_t plane, const Inde
 
 
 cdef void max_plane_direct(const store_t* x, store_t* out, Py_ssize_t plane,
-                           const IndexSpec* spec, const Geometry* g, acc_t empty_value,
-                           int half_kind) noexcept nogil:
-    """Max-pool one small 2-D plane with indices, each output window on its own, taps in
-    row-major window order (increasing plane offset). ``replaces`` keeps the earlier tap on a
-    tie and a number over a NaN, so the winner is the one ``max_plane`` finds: the largest
-    number at its smallest offset, or the window's first element when all of it is NaN. No
-    scratch, no index passes: for planes of a few hundred elements and windows of a few taps
-    the separable passes cost more in set-up and index traffic than they save."""
+                           const IndexSpec* spec, acc_t* column, int64_t* column_offset,
+                           const Geometry* g, acc_t empty_value, int half_kind) noexcept nogil:
+    """Max-pool one small 2-D plane with indices, one output row at a time: the rows of the
+    vertical window are reduced into ``column`` (value) and ``column_offset`` (its plane
+    offset), each at least the last axis long, then each window of that row is read from
+    there. The same two reductions in the same order as ``max_plane``'s passes, so the same
+    winners, without plane-sized scratch, index passes or the final copy; for planes of a
+    few hundred elements those cost more than the reductions themselves."""
     cdef AxisTable v = axis_table(g, 0)
     cdef AxisTable h = axis_table(g, 1)
-    cdef Py_ssize_t i, j, a, b, k = 0, position, start, rows, cols
+    cdef Py_ssize_t i, j, a, b, c, k = 0, position, row, rows, cols, width = h.length
     cdef acc_t best, value
     cdef int64_t best_offset, index
     cdef int64_t base = (plane % spec.plane_modulus) * g.in_plane
@@ -800,22 +800,34 @@ cdef void max_plane_direct(const store_t* x, store_t* out, Py_ssize_t plane,
     cdef bint better
     for i in range(v.out_len):
         rows = v.count[i]
+        if rows > 0:
+            row = v.begin[i] * width
+            for c in range(width):
+                column[c] = load(x[row + c], half_kind, <acc_t*> NULL)
+                column_offset[c] = row + c
+            for a in range(1, rows):
+                # Later rows have larger offsets: ties keep the earlier one.
+                row = (v.begin[i] + a * v.dil) * width
+                for c in range(width):
+                    value = load(x[row + c], half_kind, <acc_t*> NULL)
+                    better = replaces(value, column[c])
+                    column[c] = value if better else column[c]
+                    column_offset[c] = (row + c) if better else column_offset[c]
         for j in range(h.out_len):
             cols = h.count[j]
             if rows == 0 or cols == 0:
                 best = empty_value
                 best_offset = 0
             else:
-                best_offset = v.begin[i] * h.length + h.begin[j]
-                best = load(x[best_offset], half_kind, <acc_t*> NULL)
-                for a in range(rows):
-                    start = (v.begin[i] + a * v.dil) * h.length + h.begin[j]
-                    for b in range(cols):
-                        position = start + b * h.dil
-                        value = load(x[position], half_kind, <acc_t*> NULL)
-                        better = replaces(value, best)
-                        best = value if better else best
-                        best_offset = position if better else best_offset
+                position = h.begin[j]
+                best = column[position]
+                best_offset = column_offset[position]
+                for b in range(1, cols):
+                    position = h.begin[j] + b * h.dil
+                    better = replaces_at(column[position], column_offset[position], best,
+                                         best_offset)
+                    best = column[position] if better else best
+                    best_offset = column_offset[position] if better else best_offset
             out[k] = store(best, half_kind, <store_t*> NULL)
             index = base + (best_offset % offset_modulus if wrap else best_offset)
             if spec.out64 != NULL:
@@ -900,8 +912,10 @@ cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexS
                 return -1
         for p in prange(planes, schedule='guided', num_threads=num_threads):
             if direct:
-                max_plane_direct(x + p * g.in_plane, out + p * g.out_plane, p, spec, g,
-                                 empty_value, half_kind)
+                max_plane_direct(x + p * g.in_plane, out + p * g.out_plane, p, spec,
+                                 scratch + threadid() * per_thread,
+                                 index_scratch + threadid() * per_thread, g, empty_value,
+                                 half_kind)
             elif with_index:
                 max_plane(x + p * g.in_plane, out + p * g.out_plane, p, spec,
                           scratch + threadid() * per_thread,
