@@ -256,12 +256,14 @@ def _read_pb(path):
 
 
 @pytest.fixture(scope="session")
-def onnx_node_dir(request):
-    """Generated once per onnx/OpenVINO version pair and kept in pytest's cache directory."""
+def onnx_node_dir(request, tmp_path_factory):
+    """Generated once per onnx/OpenVINO version pair and kept in pytest's cache directory
+    (in a temporary one when the cache plugin is off, ``-p no:cacheprovider``)."""
     onnx = pytest.importorskip("onnx")
     key = "ovpool-onnx-node-tests-" + "".join(
         c if c.isalnum() or c in ".-" else "_" for c in f"{onnx.__version__}-{ov.__version__}")
-    directory = str(request.config.cache.mkdir(key))
+    cache = getattr(request.config, "cache", None)
+    directory = str(cache.mkdir(key) if cache is not None else tmp_path_factory.mktemp(key))
     if not os.path.exists(os.path.join(directory, "complete")):
         _write_onnx_node_tests(directory)
     return directory
