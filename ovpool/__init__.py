@@ -12,7 +12,7 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from . import errors  # noqa: E402
-from ._kernel_select import kernel_variant, kernels as _kernels
+from ._kernel_select import kernel_variant, kernels as _selected_kernels
 from ._shapes import adaptive_output_shape, pool_output_shape
 from .config import (get_memory_limit, get_num_threads, num_threads, set_memory_limit,
                      set_num_threads)
@@ -23,7 +23,7 @@ from .runtime import CompiledModel, compile_model
 from . import directml, onnx  # noqa: E402  (dialects; ovpool.onnx never imports the onnx package)
 
 __version__ = "0.1.0"
-openmp_enabled = _kernels.openmp_enabled
+openmp_enabled = _selected_kernels.openmp_enabled
 
 __all__ = [
     "avg_pool",

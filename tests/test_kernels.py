@@ -71,10 +71,21 @@ def _avx2_build():
     return _kernels_avx2 if _kernels.cpu_has_avx2_f16c() else None
 
 
+def _use_kernels(monkeypatch, module):
+    """Route ovpool's calls to one kernel build. The per-dtype kernel functions are cached
+    in pooling._STORAGE, so the cache is replaced too."""
+    from ovpool import pooling
+
+    monkeypatch.setattr(pooling, "_kernels", module)
+    monkeypatch.setattr(pooling, "_STORAGE", {})
+    used = pooling._storage_for(np.dtype(np.float32)).max_planes
+    assert used.__module__ == module.__name__
+
+
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
 def test_kernel_builds_agree_bit_for_bit(monkeypatch):
     """The baseline and the AVX2 builds must give identical results (same summation order)."""
-    from ovpool import _kernel_select, _kernels, pooling
+    from ovpool import _kernel_select, _kernels
 
     _kernels_avx2 = _avx2_build()
     import ml_dtypes
@@ -93,7 +104,7 @@ def test_kernel_builds_agree_bit_for_bit(monkeypatch):
         ]
     results = {}
     for module in (_kernels, _kernels_avx2):
-        monkeypatch.setattr(pooling, "_kernels", module)
+        _use_kernels(monkeypatch, module)
         results[module] = [run() for run in cases]
     assert _kernel_select.kernel_variant() in ("avx2", "baseline")
     for a, b in zip(results[_kernels], results[_kernels_avx2]):
@@ -159,3 +170,4 @@ def test_small_planes_with_indices_match_the_oracle(dtype):
             got32 = ovpool.max_pool(x, k, s, p, p, d, index_element_type="i32")[1]
             np.testing.assert_array_equal(got32, ref_max_pool(x, k, s, p, p, d)[1])
             assert got32.dtype == np.int32
+
