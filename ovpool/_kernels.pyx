@@ -36,6 +36,12 @@ cdef extern from "_convert.h" nogil:
     uint16_t ovp_f32_to_bf16(float f)
     void ovp_add_f16_row(float* acc, const uint16_t* row, Py_ssize_t n)
 
+cdef extern from "_simd_max.h" nogil:
+    # 1 when the build targets AVX2, else 0 and the function is never called.
+    int OVP_HAVE_MAX_K3S2
+    void ovp_max_k3s2_row(const float* r0, const float* r1, const float* r2, float* out,
+                          Py_ssize_t windows)
+
 cdef extern from *:
     """
     #ifdef _OPENMP
@@ -689,38 +695,38 @@ cdef void max_pass(const src_t* src, acc_t* dst, const int64_t* src_index, int64
     if inner == 1:
         max_last_axis(src, dst, src_index, dst_index, g, axis, outer, empty_value, half_kind)
         return
+    if dst_index == NULL:
+        # Values only: up to three taps per sweep, as in the row-by-row path.
+        for o in range(outer):
+            for j in range(w.out_len):
+                max_columns(src, dst + (o * w.out_len + j) * inner, &w, o, j, inner,
+                            empty_value, half_kind)
+        return
     for o in range(outer):
         for j in range(w.out_len):
             best = dst + (o * w.out_len + j) * inner
-            best_index = (dst_index + (o * w.out_len + j) * inner) if dst_index != NULL else NULL
+            best_index = dst_index + (o * w.out_len + j) * inner
             if w.count[j] == 0:
                 # Every window through this position is empty; later passes only ever
                 # combine it with other empty entries.
                 for i in range(inner):
                     best[i] = empty_value
-                if best_index != NULL:
-                    for i in range(inner):
-                        best_index[i] = 0
+                    best_index[i] = 0
                 continue
             first = (o * w.length + w.begin[j]) * inner
             row = src + first
             for i in range(inner):
                 best[i] = load(row[i], half_kind, <acc_t*> NULL)
-            if best_index != NULL:
-                if src_index == NULL:
-                    for i in range(inner):
-                        best_index[i] = first + i
-                else:
-                    for i in range(inner):
-                        best_index[i] = src_index[first + i]
+            if src_index == NULL:
+                for i in range(inner):
+                    best_index[i] = first + i
+            else:
+                for i in range(inner):
+                    best_index[i] = src_index[first + i]
             for t in range(1, w.count[j]):
                 position = (o * w.length + w.begin[j] + t * w.dil) * inner
                 row = src + position
-                if best_index == NULL:
-                    for i in range(inner):
-                        value = load(row[i], half_kind, <acc_t*> NULL)
-                        best[i] = value if replaces(value, best[i]) else best[i]
-                elif src_index == NULL:
+                if src_index == NULL:
                     # Later w.taps have larger offsets: ties keep the earlier one.
                     for i in range(inner):
                         value = load(row[i], half_kind, <acc_t*> NULL)
@@ -837,6 +843,31 @@ cdef void max_plane_direct(const store_t* x, store_t* out, Py_ssize_t plane,
             k += 1
 
 
+cdef inline acc_t max_of_rows3(const acc_t* r0, const acc_t* r1, const acc_t* r2,
+                               Py_ssize_t i) noexcept nogil:
+    cdef acc_t best = r0[i]
+    best = r1[i] if replaces(r1[i], best) else best
+    return r2[i] if replaces(r2[i], best) else best
+
+
+cdef void max_windows_rows3(const acc_t* r0, const acc_t* r1, const acc_t* r2, acc_t* out,
+                            const AxisTable* w, Py_ssize_t first, Py_ssize_t last,
+                            acc_t empty_value) noexcept nogil:
+    """``max_windows`` over the row of maxima of ``r0``, ``r1``, ``r2`` (element by element, in
+    that order) without writing that row: for the few edge windows of ``ovp_max_k3s2_row``."""
+    cdef Py_ssize_t j, t
+    cdef acc_t best, value
+    for j in range(first, last):
+        if w.count[j] == 0:
+            out[j] = empty_value
+            continue
+        best = max_of_rows3(r0, r1, r2, w.begin[j])
+        for t in range(1, w.count[j]):
+            value = max_of_rows3(r0, r1, r2, w.begin[j] + t * w.dil)
+            best = value if replaces(value, best) else best
+        out[j] = best
+
+
 cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t* rows,
                            const Geometry* g, acc_t empty_value, int half_kind) noexcept nogil:
     """Max-pool one plane, values only. Axes before the last two are reduced by whole passes
@@ -859,6 +890,15 @@ cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t
     cdef bint direct = ((store_t is float and acc_t is float) or
                         (store_t is double and acc_t is double) or
                         (store_t is cython.longlong and acc_t is cython.longlong))
+    # float32 rows with 3-wide, stride-2 windows along the last axis: ovp_max_k3s2_row reduces
+    # the vertical window and the horizontal windows in one vector loop.
+    cdef bint k3s2 = (OVP_HAVE_MAX_K3S2 and h.step == 2 and h.taps == 3 and h.dil == 1
+                      and h.hi > h.lo)
+    cdef const acc_t* r0
+    cdef const acc_t* r1
+    cdef const acc_t* r2
+    cdef const acc_t* plane_rows
+    cdef Py_ssize_t taps, gap
     if n == 1:
         target = <acc_t*> out if direct else buffer
         max_row(x, target, &h, phases, empty_value, half_kind)
@@ -877,6 +917,32 @@ cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t
     v = axis_table(g, n - 2)
     for a in range(n - 2):
         outer *= g.output[a]
+    if acc_t is float:
+        # The rows the vertical windows read: the input itself, or the passes' result.
+        plane_rows = <const acc_t*> src if n > 2 else <const acc_t*> x
+        if k3s2 and (n > 2 or store_t is float):
+            for o in range(outer):
+                for j in range(v.out_len):
+                    taps = v.count[j]
+                    if 1 <= taps <= 3:
+                        gap = v.dil * h.length
+                        r0 = plane_rows + (o * v.length + v.begin[j]) * h.length
+                        r1 = r0 + (gap if taps > 1 else 0)
+                        r2 = r0 + (taps - 1) * gap
+                    else:
+                        max_columns(plane_rows, column, &v, o, j, h.length, empty_value,
+                                    half_kind)
+                        r0 = r1 = r2 = column
+                    target = (<acc_t*> out + (o * v.out_len + j) * h.out_len) if direct else buffer
+                    max_windows_rows3(r0, r1, r2, target, &h, 0, h.lo, empty_value)
+                    max_windows_rows3(r0, r1, r2, target, &h, h.hi, h.out_len, empty_value)
+                    ovp_max_k3s2_row(r0 + h.begin[h.lo], r1 + h.begin[h.lo],
+                                     r2 + h.begin[h.lo], target + h.lo, h.hi - h.lo)
+                    if not direct:
+                        target = <acc_t*> (out + (o * v.out_len + j) * h.out_len)
+                        for i in range(h.out_len):
+                            (<store_t*> target)[i] = store(buffer[i], half_kind, <store_t*> NULL)
+            return
     for o in range(outer):
         for j in range(v.out_len):
             if n == 2:

@@ -171,3 +171,48 @@ def test_small_planes_with_indices_match_the_oracle(dtype):
             np.testing.assert_array_equal(got32, ref_max_pool(x, k, s, p, p, d)[1])
             assert got32.dtype == np.int32
 
+
+def test_three_wide_stride2_rows_match_the_oracle():
+    """The vector loop for 3-wide, stride-2 windows along the last axis (AVX2 builds): every
+    row length from one window to several blocks of eight plus each tail length, with and
+    without padding, ceil rounding, vertical windows of 1 to 5 rows (dilated too), 3-D planes
+    (the rows then come from a depth pass) and float16, NaN and all-NaN windows, ties."""
+    from reference import ref_max_pool
+
+    rng = np.random.default_rng(23)
+    for width in list(range(3, 44)) + [111, 112, 113]:
+        x = rng.integers(-3, 4, size=(1, 2, 6, width)).astype(np.float32)
+        x[rng.random(x.shape) < 0.1] = np.nan
+        x[0, 0, :3, :5] = np.nan
+        for pads, rounding in [((0, 0), "floor"), ((1, 1), "floor"), ((1, 0), "ceil"),
+                               ((0, 1), "ceil")]:
+            for kh, dh in [(3, 1), (1, 1), (2, 1), (5, 1), (2, 2)]:
+                args = ((kh, 3), (2, 2), (pads[0], pads[0]), (pads[1], pads[1]), (dh, 1))
+                want = ref_max_pool(x, *args, rounding_type=rounding)[0]
+                got = ovpool.max_pool(x, *args, rounding_type=rounding, return_indices=False)
+                np.testing.assert_array_equal(got, want, err_msg=f"{width} {pads} {kh} {dh}")
+    for dtype in (np.float32, np.float16):
+        x = rng.integers(-20, 21, size=(2, 2, 5, 6, 37)).astype(dtype)
+        x[rng.random(x.shape) < 0.05] = np.nan
+        want = ref_max_pool(x, 3, 2, 1, 1)[0]
+        np.testing.assert_array_equal(ovpool.max_pool(x, 3, 2, 1, 1, return_indices=False), want)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_three_wide_stride2_rows_keep_the_baseline_bits(monkeypatch):
+    """Signed zeros and NaN payloads: the vector loop combines rows, then taps, in the same
+    order as the generic loops of the baseline build, so the same bits survive."""
+    from ovpool import _kernels
+
+    rng = np.random.default_rng(29)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0], np.float32), size=(2, 3, 9, 61))
+    payloads = (np.uint32(0x7FC00000) | rng.integers(1, 1 << 20, size=x.shape).astype(np.uint32))
+    nan_at = rng.random(x.shape) < 0.3
+    x[nan_at] = payloads[nan_at].view(np.float32)
+    results = {}
+    for module in (_kernels, _avx2_build()):
+        _use_kernels(monkeypatch, module)
+        results[module] = [ovpool.max_pool(x, k, 2, p, p, return_indices=False)
+                           for k, p in [((3, 3), 1), ((3, 3), 0), ((1, 3), 1), ((5, 3), 2)]]
+    for a, b in zip(*results.values()):
+        np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
