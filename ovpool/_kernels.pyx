@@ -41,6 +41,8 @@ cdef extern from "_simd_max.h" nogil:
     int OVP_HAVE_MAX_K3S2
     void ovp_max_k3s2_row(const float* r0, const float* r1, const float* r2, float* out,
                           Py_ssize_t windows)
+    void ovp_max_k3s2_row_padded(const float* r0, const float* r1, const float* r2,
+                                 float* out, Py_ssize_t windows)
 
 cdef extern from *:
     """
@@ -894,6 +896,10 @@ cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t
     # the vertical window and the horizontal windows in one vector loop.
     cdef bint k3s2 = (OVP_HAVE_MAX_K3S2 and h.step == 2 and h.taps == 3 and h.dil == 1
                       and h.hi > h.lo)
+    # One element of padding before the row (ResNet's 3x3/s2/p1): window 0 holds the row's
+    # first two elements, and the vector loop covers it too.
+    cdef bint padded_start = (k3s2 and h.lo == 1 and h.count[0] == 2 and h.begin[0] == 0
+                              and h.begin[1] == 1)
     cdef const acc_t* r0
     cdef const acc_t* r1
     cdef const acc_t* r2
@@ -934,10 +940,13 @@ cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t
                                     half_kind)
                         r0 = r1 = r2 = column
                     target = (<acc_t*> out + (o * v.out_len + j) * h.out_len) if direct else buffer
-                    max_windows_rows3(r0, r1, r2, target, &h, 0, h.lo, empty_value)
                     max_windows_rows3(r0, r1, r2, target, &h, h.hi, h.out_len, empty_value)
-                    ovp_max_k3s2_row(r0 + h.begin[h.lo], r1 + h.begin[h.lo],
-                                     r2 + h.begin[h.lo], target + h.lo, h.hi - h.lo)
+                    if padded_start:
+                        ovp_max_k3s2_row_padded(r0, r1, r2, target, h.hi)
+                    else:
+                        max_windows_rows3(r0, r1, r2, target, &h, 0, h.lo, empty_value)
+                        ovp_max_k3s2_row(r0 + h.begin[h.lo], r1 + h.begin[h.lo],
+                                         r2 + h.begin[h.lo], target + h.lo, h.hi - h.lo)
                     if not direct:
                         target = <acc_t*> (out + (o * v.out_len + j) * h.out_len)
                         for i in range(h.out_len):

@@ -51,21 +51,62 @@ static inline __m256i ovp_lanes_below(ptrdiff_t count) {
                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* The even and odd elements of the 16 elements lo, hi. Within each 128-bit lane the shuffle
+ * takes lo's even (odd) elements, then hi's; the 64-bit permute puts the lanes in order. */
+static inline void ovp_split_even_odd(__m256 lo, __m256 hi, __m256 *even, __m256 *odd) {
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))),
+        _MM_SHUFFLE(3, 1, 2, 0)));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))),
+        _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
 /* Eight windows from the vertical maxima `lo` = p[0..7] and `hi` = p[8..15] of a block, and
  * `next`, whose lane 0 is p[16]: window k takes p[2k], p[2k+1], p[2k+2]. */
 static inline __m256 ovp_windows8_k3s2(__m256 lo, __m256 hi, __m256 next) {
-    /* Within each 128-bit lane: lo's even (odd) elements, then hi's; the 64-bit permute puts
-     * the lanes back in order. */
-    __m256 even = _mm256_castpd_ps(_mm256_permute4x64_pd(
-        _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))),
-        _MM_SHUFFLE(3, 1, 2, 0)));
-    __m256 odd = _mm256_castpd_ps(_mm256_permute4x64_pd(
-        _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))),
-        _MM_SHUFFLE(3, 1, 2, 0)));
+    __m256 even, odd;
+    ovp_split_even_odd(lo, hi, &even, &odd);
     __m256 following = _mm256_blend_ps(
         _mm256_permutevar8x32_ps(even, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7)),
         _mm256_permutevar8x32_ps(next, _mm256_setzero_si256()), 0x80);
     return ovp_max_step8(ovp_max_step8(even, odd), following);
+}
+
+/* Eight windows starting one element earlier: window k takes p[2k-1], p[2k], p[2k+1];
+ * `carry` holds p[-1] of the block in lane 7. */
+static inline __m256 ovp_windows8_k3s2_odd(__m256 lo, __m256 hi, __m256 carry, __m256 *odd_out) {
+    __m256 even, odd;
+    ovp_split_even_odd(lo, hi, &even, &odd);
+    __m256 preceding = _mm256_blend_ps(
+        _mm256_permutevar8x32_ps(odd, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6)),
+        _mm256_permutevar8x32_ps(carry, _mm256_set1_epi32(7)), 0x01);
+    *odd_out = odd;
+    return ovp_max_step8(ovp_max_step8(preceding, even), odd);
+}
+
+/* As ovp_max_k3s2_row for windows that start one element before the row: window k takes
+ * p[2k-1], p[2k], p[2k+1], and window 0, clipped by one element of padding, only p[0] and
+ * p[1]. p[-1] is never read: window 0 takes p[0] twice, which changes nothing (a value never
+ * replaces itself). Reads r*[0 .. 2*windows - 1]. */
+static void ovp_max_k3s2_row_padded(const float *r0, const float *r1, const float *r2,
+                                    float *out, ptrdiff_t windows) {
+    ptrdiff_t k = 0;
+    __m256 carry = _mm256_set1_ps(ovp_max_step1(ovp_max_step1(r0[0], r1[0]), r2[0]));
+    for (; k + 8 <= windows; k += 8) {
+        ptrdiff_t at = 2 * k;
+        __m256 lo = ovp_rows3_load8(r0, r1, r2, at);
+        __m256 hi = ovp_rows3_load8(r0, r1, r2, at + 8);
+        _mm256_storeu_ps(out + k, ovp_windows8_k3s2_odd(lo, hi, carry, &carry));
+    }
+    if (k < windows) {
+        ptrdiff_t at = 2 * k, elements = 2 * (windows - k);
+        __m256 lo = ovp_rows3_maskload8(r0, r1, r2, at, ovp_lanes_below(elements));
+        __m256 hi = ovp_rows3_maskload8(r0, r1, r2, at + 8, ovp_lanes_below(elements - 8));
+        __m256 unused;
+        _mm256_maskstore_ps(out + k, ovp_lanes_below(windows - k),
+                            ovp_windows8_k3s2_odd(lo, hi, carry, &unused));
+    }
 }
 
 /* out[k] for k < windows = the max of taps p[2k], p[2k+1], p[2k+2], where p[i] is the max of
@@ -111,6 +152,11 @@ static void ovp_max_k3s2_row(const float *r0, const float *r1, const float *r2, 
 
 static void ovp_max_k3s2_row(const float *r0, const float *r1, const float *r2, float *out,
                              ptrdiff_t windows) {
+    (void)r0; (void)r1; (void)r2; (void)out; (void)windows;
+}
+
+static void ovp_max_k3s2_row_padded(const float *r0, const float *r1, const float *r2,
+                                    float *out, ptrdiff_t windows) {
     (void)r0; (void)r1; (void)r2; (void)out; (void)windows;
 }
 
