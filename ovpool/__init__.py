@@ -6,10 +6,15 @@ rules, the process-wide settings, and the IR runtime (read_model, compile_model)
 
 import os as _os
 
-# OpenMP threads that spin while idle steal the core from whatever else runs on the machine,
-# and stall the next kernel call when another process holds a core; ovpool's kernels are
-# coarse enough that sleeping costs nothing measurable. Must be set before libgomp loads.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Idle OpenMP threads spin briefly, then sleep. Sleeping at once (OMP_WAIT_POLICY=PASSIVE) made
+# every call wait for its second thread's wake-up, about 20 us on a 0.1 ms pooling; libgomp's
+# default spin (300000 rounds, or forever when ACTIVE) steals a core from other processes for
+# milliseconds after each call. 1000 rounds spin for tens of microseconds, and libgomp cuts them
+# to 100 when there are more threads than CPUs. LLVM's libomp (KMP_BLOCKTIME) sleeps at once,
+# as before. Settings the user made are kept; this must run before the OpenMP runtime loads.
+if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ["GOMP_SPINCOUNT"] = "1000"
+    _os.environ.setdefault("KMP_BLOCKTIME", "0")
 
 from . import errors  # noqa: E402
 from ._kernel_select import kernel_variant, kernels as _selected_kernels
