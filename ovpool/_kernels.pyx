@@ -23,6 +23,7 @@ has them.
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport malloc, free
+from libc.string cimport memset
 from libc.stdint cimport int32_t, int64_t, uint16_t
 
 cdef extern from "_convert.h" nogil:
@@ -36,13 +37,16 @@ cdef extern from "_convert.h" nogil:
     uint16_t ovp_f32_to_bf16(float f)
     void ovp_add_f16_row(float* acc, const uint16_t* row, Py_ssize_t n)
 
-cdef extern from "_simd_max.h" nogil:
-    # 1 when the build targets AVX2, else 0 and the function is never called.
-    int OVP_HAVE_MAX_K3S2
+cdef extern from "_simd_rows.h" nogil:
+    # 1 when the build targets AVX2, else 0 and the functions are never called.
+    int OVP_HAVE_SIMD_ROWS
     void ovp_max_k3s2_row(const float* r0, const float* r1, const float* r2, float* out,
                           Py_ssize_t windows)
     void ovp_max_k3s2_row_padded(const float* r0, const float* r1, const float* r2,
                                  float* out, Py_ssize_t windows)
+    void ovp_avg_3x3_same_plane(const float* x, float* out, Py_ssize_t rows, Py_ssize_t cols,
+                                const float* divisor, Py_ssize_t divisor_stride,
+                                const float* zeros)
 
 cdef extern from *:
     """
@@ -381,6 +385,15 @@ cdef inline void write_averages(store_t* out, const acc_t* sums, Py_ssize_t n,
                            <store_t*> NULL)
 
 
+cdef inline bint three_same(const Geometry* g, Py_ssize_t axis) noexcept nogil:
+    """Axis ``axis`` has 3-wide windows, stride 1, one element of padding on each side."""
+    cdef AxisTable w = axis_table(g, axis)
+    cdef Py_ssize_t n = w.length
+    return (n >= 3 and w.out_len == n and w.step == 1 and w.dil == 1 and w.lo == 1
+            and w.hi == n - 1 and w.taps == 3 and w.begin[1] == 0 and w.begin[0] == 0
+            and w.count[0] == 2 and w.begin[n - 1] == n - 2 and w.count[n - 1] == 2)
+
+
 cdef void avg_plane(const store_t* x, store_t* out, acc_t* scratch, const Geometry* g,
                     const Divisors* divisors, int half_kind) noexcept nogil:
     cdef Py_ssize_t a
@@ -403,9 +416,37 @@ cdef void avg_rows(const store_t* x, store_t* out, acc_t* scratch, const Geometr
         write_averages(out + r * n, scratch + r * n, n, divisors, half_kind)
 
 
+cdef int run_avg_3x3_same(const float* x, float* out, Py_ssize_t planes, const Geometry* g,
+                          const Divisors* divisors, int num_threads) noexcept nogil:
+    """float32 planes with 3x3 windows, stride 1, one element of padding per side, through
+    ``ovp_avg_3x3_same_plane``: the divisors as float32 (exact: window sizes and +inf), each
+    row's padded with ones to a multiple of 8, and a row of zeros per thread."""
+    cdef Py_ssize_t rows = g.length[0], cols = g.length[1], stride = (cols + 7) // 8 * 8
+    cdef Py_ssize_t p, i, j
+    cdef float* divisor = <float*> malloc((rows * stride + num_threads * cols) * sizeof(float))
+    cdef float* zeros
+    if divisor == NULL:
+        return -1
+    zeros = divisor + rows * stride
+    memset(zeros, 0, num_threads * cols * sizeof(float))
+    for i in range(rows):
+        for j in range(stride):
+            divisor[i * stride + j] = <float> divisors.real[i * cols + j] if j < cols else 1
+    try:
+        for p in prange(planes, schedule='guided', num_threads=num_threads):
+            ovp_avg_3x3_same_plane(x + p * g.in_plane, out + p * g.out_plane, rows, cols,
+                                   divisor, stride, zeros + threadid() * cols)
+    finally:
+        free(divisor)
+    return 0
+
+
 cdef int run_avg(const store_t* x, store_t* out, Py_ssize_t planes, const Geometry* g,
                  const Divisors* divisors, int half_kind, int num_threads,
                  acc_t* tag) noexcept nogil:
+    if store_t is float and acc_t is float:
+        if OVP_HAVE_SIMD_ROWS and g.naxes == 2 and three_same(g, 0) and three_same(g, 1):
+            return run_avg_3x3_same(x, out, planes, g, divisors, num_threads)
     cdef Py_ssize_t p, per_thread = 2 * g.scratch
     cdef acc_t* scratch = <acc_t*> malloc(num_threads * per_thread * sizeof(acc_t))
     if scratch == NULL:
@@ -894,7 +935,7 @@ cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t
                         (store_t is cython.longlong and acc_t is cython.longlong))
     # float32 rows with 3-wide, stride-2 windows along the last axis: ovp_max_k3s2_row reduces
     # the vertical window and the horizontal windows in one vector loop.
-    cdef bint k3s2 = (OVP_HAVE_MAX_K3S2 and h.step == 2 and h.taps == 3 and h.dil == 1
+    cdef bint k3s2 = (OVP_HAVE_SIMD_ROWS and h.step == 2 and h.taps == 3 and h.dil == 1
                       and h.hi > h.lo)
     # One element of padding before the row (ResNet's 3x3/s2/p1): window 0 holds the row's
     # first two elements, and the vector loop covers it too.

@@ -202,17 +202,58 @@ def test_three_wide_stride2_rows_match_the_oracle():
 def test_three_wide_stride2_rows_keep_the_baseline_bits(monkeypatch):
     """Signed zeros and NaN payloads: the vector loop combines rows, then taps, in the same
     order as the generic loops of the baseline build, so the same bits survive."""
-    from ovpool import _kernels
-
     rng = np.random.default_rng(29)
     x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0], np.float32), size=(2, 3, 9, 61))
-    payloads = (np.uint32(0x7FC00000) | rng.integers(1, 1 << 20, size=x.shape).astype(np.uint32))
-    nan_at = rng.random(x.shape) < 0.3
+    _add_nan_payloads(x, rng, 0.3)
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(x, k, 2, p, p, return_indices=False)
+        for k, p in [((3, 3), 1), ((3, 3), 0), ((1, 3), 1), ((5, 3), 2)]])
+
+
+def _add_nan_payloads(x, rng, fraction):
+    """Set about ``fraction`` of float32 ``x`` to quiet NaNs with random payloads."""
+    payloads = np.uint32(0x7FC00000) | rng.integers(1, 1 << 20, size=x.shape).astype(np.uint32)
+    nan_at = rng.random(x.shape) < fraction
     x[nan_at] = payloads[nan_at].view(np.float32)
-    results = {}
+
+
+def _assert_builds_agree_bitwise(monkeypatch, run):
+    """``run()`` (a list of float32 arrays) gives the same bits with both kernel builds."""
+    from ovpool import _kernels
+
+    results = []
     for module in (_kernels, _avx2_build()):
         _use_kernels(monkeypatch, module)
-        results[module] = [ovpool.max_pool(x, k, 2, p, p, return_indices=False)
-                           for k, p in [((3, 3), 1), ((3, 3), 0), ((1, 3), 1), ((5, 3), 2)]]
-    for a, b in zip(*results.values()):
+        results.append(run())
+    for a, b in zip(*results):
         np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_three_by_three_same_averages_match_the_oracle():
+    """The vector path for 3x3 averages with stride 1 and one element of padding per side
+    (AVX2 builds): every plane size from 3x3 up past two blocks of eight, with both divisor
+    rules, and sizes next to it that take the generic path."""
+    from reference import ref_avg_pool
+
+    rng = np.random.default_rng(31)
+    for rows, cols in [(3, 3), (3, 8), (4, 9), (5, 16), (7, 17), (35, 35), (2, 5), (6, 2)]:
+        x = rng.integers(-50, 51, size=(2, 3, rows, cols)).astype(np.float32)
+        for exclude_pad in (True, False):
+            want = ref_avg_pool(x, 3, 1, 1, 1, exclude_pad=exclude_pad)
+            got = ovpool.avg_pool(x, 3, 1, 1, 1, exclude_pad=exclude_pad)
+            np.testing.assert_array_equal(got, want, err_msg=f"{rows}x{cols} {exclude_pad}")
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_three_by_three_same_averages_keep_the_baseline_bits(monkeypatch):
+    """Padding adds zeros where the generic path has no tap; signed zeros, infinities, NaN
+    payloads and rounding must still come out bit for bit."""
+    rng = np.random.default_rng(37)
+    x = rng.standard_normal((2, 3, 11, 21)).astype(np.float32) * 1e3
+    x[rng.random(x.shape) < 0.2] = -0.0
+    x[:, :, :4, :4] = -0.0                       # all -0 windows at a corner
+    x[rng.random(x.shape) < 0.02] = np.inf
+    x[rng.random(x.shape) < 0.02] = -np.inf
+    _add_nan_payloads(x, rng, 0.02)
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.avg_pool(x, 3, 1, 1, 1, exclude_pad=e) for e in (True, False)])

@@ -1,25 +1,28 @@
-/* AVX2 row kernel for the most common max pooling, a 3-wide window with stride 2 along the
- * last axis (ResNet's stem, most 3x3/s2 and 3x3x3/s2 pools), float32 values only.
+/* AVX2 kernels for the most common float32 windows, where the generic loops of _kernels.pyx
+ * spend more on loop set-up than on arithmetic: rows of a few dozen elements, each pass a
+ * separate short loop with its alias checks and scalar remainder, and edge windows one by
+ * one. Here one loop per output row does everything for eight outputs at a time, and the
+ * remainder is a masked vector step.
  *
- * gcc vectorises the generic loops of _kernels.pyx, but for this case a 56-output row ran the
- * even/odd split, the three taps and the vertical window as separate short loops, each with
- * its alias checks and scalar remainder. Here one loop does all of it per eight outputs, and
- * the remainder is a masked vector step.
+ * - max pooling, 3-wide windows with stride 2 along the last axis (ResNet's stem, most 3x3/s2
+ *   and 3x3x3/s2 pools), values only;
+ * - average pooling, 3x3 windows with stride 1 and one element of padding on every side
+ *   (Inception's "same" pools).
  *
- * The NaN rule and the tap order are those of `replaces` in _kernels.pyx: a value replaces the
- * best so far when it is larger, or when the best is NaN and the value is not; rows are
- * combined first (r0, r1, r2), then taps in window order. So results are bit-identical to the
- * generic path, signed zeros and NaN payloads included.
+ * Both combine elements in the order of the generic path, so results are bit-identical to it,
+ * signed zeros and NaN payloads included: for max, the NaN rule and order of `replaces` (rows
+ * first, then taps in window order); for averages, 0 + r0 + r1 + r2 down the rows, then
+ * 0 + c0 + c1 + c2 along them, divided by the same divisor.
  */
-#ifndef OVPOOL_SIMD_MAX_H
-#define OVPOOL_SIMD_MAX_H
+#ifndef OVPOOL_SIMD_ROWS_H
+#define OVPOOL_SIMD_ROWS_H
 
 #include <stddef.h>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
 
-#define OVP_HAVE_MAX_K3S2 1
+#define OVP_HAVE_SIMD_ROWS 1
 
 static inline __m256 ovp_max_step8(__m256 best, __m256 value) {
     __m256 take = _mm256_and_ps(_mm256_cmp_ps(value, best, _CMP_NLE_UQ),
@@ -60,6 +63,15 @@ static inline void ovp_split_even_odd(__m256 lo, __m256 hi, __m256 *even, __m256
     *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(
         _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))),
         _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* dst[0 .. n) = the first n < 8 lanes of v. Not _mm256_maskstore_ps: on AMD Zen it is
+ * microcoded and slow enough to matter once per row. */
+static inline void ovp_store_first(float *dst, __m256 v, ptrdiff_t n) {
+    float lanes[8];
+    ptrdiff_t i;
+    _mm256_storeu_ps(lanes, v);
+    for (i = 0; i < n; ++i) dst[i] = lanes[i];
 }
 
 /* Eight windows from the vertical maxima `lo` = p[0..7] and `hi` = p[8..15] of a block, and
@@ -104,8 +116,7 @@ static void ovp_max_k3s2_row_padded(const float *r0, const float *r1, const floa
         __m256 lo = ovp_rows3_maskload8(r0, r1, r2, at, ovp_lanes_below(elements));
         __m256 hi = ovp_rows3_maskload8(r0, r1, r2, at + 8, ovp_lanes_below(elements - 8));
         __m256 unused;
-        _mm256_maskstore_ps(out + k, ovp_lanes_below(windows - k),
-                            ovp_windows8_k3s2_odd(lo, hi, carry, &unused));
+        ovp_store_first(out + k, ovp_windows8_k3s2_odd(lo, hi, carry, &unused), windows - k);
     }
 }
 
@@ -141,14 +152,95 @@ static void ovp_max_k3s2_row(const float *r0, const float *r1, const float *r2, 
         __m256 hi_tail = ovp_rows3_maskload8(r0, r1, r2, at + 8,
                                              ovp_lanes_below(elements - 8));
         /* No window of the tail reads past p[2*windows], so `next` is never used. */
-        _mm256_maskstore_ps(out + k, ovp_lanes_below(windows - k),
-                            ovp_windows8_k3s2(lo_tail, hi_tail, hi_tail));
+        ovp_store_first(out + k, ovp_windows8_k3s2(lo_tail, hi_tail, hi_tail), windows - k);
+    }
+}
+
+/* ((0 + a) + b) + c over columns j .. j + 7 (the column sums of an output row); columns at
+ * or past `cols` are 0, which is the right-hand padding. */
+static inline __m256 ovp_column_sums8(const float *a, const float *b, const float *c,
+                                      ptrdiff_t j, ptrdiff_t cols) {
+    __m256 total;
+    if (j + 8 <= cols) {
+        total = _mm256_add_ps(_mm256_setzero_ps(), _mm256_loadu_ps(a + j));
+        total = _mm256_add_ps(total, _mm256_loadu_ps(b + j));
+        return _mm256_add_ps(total, _mm256_loadu_ps(c + j));
+    }
+    if (j >= cols) return _mm256_setzero_ps();
+    {
+        __m256i mask = ovp_lanes_below(cols - j);
+        total = _mm256_add_ps(_mm256_setzero_ps(), _mm256_maskload_ps(a + j, mask));
+        total = _mm256_add_ps(total, _mm256_maskload_ps(b + j, mask));
+        return _mm256_add_ps(total, _mm256_maskload_ps(c + j, mask));
+    }
+}
+
+/* The three column sums of eight outputs, from the column sums of their block (`here`) and of
+ * the blocks before and after it, added as the generic path adds them; divided by `divisor`. */
+static inline __m256 ovp_average8(__m256 before, __m256 here, __m256 after, const float *divisor) {
+    /* [before7, here0 .. here6] and [here1 .. here7, after0] */
+    __m256 left = _mm256_castsi256_ps(_mm256_alignr_epi8(
+        _mm256_castps_si256(here),
+        _mm256_castps_si256(_mm256_permute2f128_ps(before, here, 0x21)), 12));
+    __m256 right = _mm256_castsi256_ps(_mm256_alignr_epi8(
+        _mm256_castps_si256(_mm256_permute2f128_ps(here, after, 0x21)),
+        _mm256_castps_si256(here), 4));
+    __m256 total = _mm256_add_ps(_mm256_setzero_ps(), left);
+    total = _mm256_add_ps(_mm256_add_ps(total, here), right);
+    return _mm256_div_ps(total, _mm256_loadu_ps(divisor));
+}
+
+/* Average pooling of one rows x cols plane with 3x3 windows, stride 1 and one element of
+ * padding on every side (so as many outputs as inputs): out = window sum / divisor. Row i's
+ * divisors start at divisor + i * divisor_stride, and each row's are followed by ones up to
+ * a multiple of 8 (so the last block reads whole vectors). `zeros` holds cols zeros (the
+ * rows above and below the plane). Windows clipped by the padding add zeros where the
+ * generic path has no tap: a leading +0 leaves 0 + x unchanged, and a trailing +0 cannot
+ * change a sum that started from +0 (it is never -0), so the bits are the same.
+ *
+ * The column sums stay in registers: a block's neighbours come from the blocks before and
+ * after it by lane shifts. (Written to a row buffer and read back at offsets 0, 1 and 2 right
+ * away, each load straddled two recent stores and waited for them: slower than the generic
+ * path despite fewer instructions.) */
+static void ovp_avg_3x3_same_plane(const float *x, float *out, ptrdiff_t rows, ptrdiff_t cols,
+                                   const float *divisor, ptrdiff_t divisor_stride,
+                                   const float *zeros) {
+    ptrdiff_t i, j;
+    for (i = 0; i < rows; ++i) {
+        const float *above = i > 0 ? x + (i - 1) * cols : zeros;
+        const float *middle = x + i * cols;
+        const float *below = i + 1 < rows ? x + (i + 1) * cols : zeros;
+        float *target = out + i * cols;
+        const float *row_divisor = divisor + i * divisor_stride;
+        __m256 before = _mm256_setzero_ps();
+        __m256 here = ovp_column_sums8(above, middle, below, 0, cols);
+        __m256 after;
+        for (j = 0; j + 16 <= cols; j += 8) {
+            after = _mm256_add_ps(_mm256_setzero_ps(), _mm256_loadu_ps(above + j + 8));
+            after = _mm256_add_ps(after, _mm256_loadu_ps(middle + j + 8));
+            after = _mm256_add_ps(after, _mm256_loadu_ps(below + j + 8));
+            _mm256_storeu_ps(target + j, ovp_average8(before, here, after, row_divisor + j));
+            before = here;
+            here = after;
+        }
+        for (; j < cols; j += 8) {
+            __m256 result;
+            after = ovp_column_sums8(above, middle, below, j + 8, cols);
+            result = ovp_average8(before, here, after, row_divisor + j);
+            if (j + 8 <= cols) {
+                _mm256_storeu_ps(target + j, result);
+            } else {
+                ovp_store_first(target + j, result, cols - j);
+            }
+            before = here;
+            here = after;
+        }
     }
 }
 
 #else
 
-#define OVP_HAVE_MAX_K3S2 0
+#define OVP_HAVE_SIMD_ROWS 0
 
 static void ovp_max_k3s2_row(const float *r0, const float *r1, const float *r2, float *out,
                              ptrdiff_t windows) {
@@ -158,6 +250,14 @@ static void ovp_max_k3s2_row(const float *r0, const float *r1, const float *r2, 
 static void ovp_max_k3s2_row_padded(const float *r0, const float *r1, const float *r2,
                                     float *out, ptrdiff_t windows) {
     (void)r0; (void)r1; (void)r2; (void)out; (void)windows;
+}
+
+
+static void ovp_avg_3x3_same_plane(const float *x, float *out, ptrdiff_t rows, ptrdiff_t cols,
+                                   const float *divisor, ptrdiff_t divisor_stride,
+                                   const float *zeros) {
+    (void)x; (void)out; (void)rows; (void)cols; (void)divisor; (void)divisor_stride;
+    (void)zeros;
 }
 
 #endif
