@@ -911,6 +911,41 @@ cdef void max_windows_rows3(const acc_t* r0, const acc_t* r1, const acc_t* r2, a
         out[j] = best
 
 
+cdef inline void max_output_row_k3s2(const acc_t* plane_rows, acc_t* column, const AxisTable* v,
+                                     const AxisTable* h, Py_ssize_t o, Py_ssize_t j,
+                                     bint padded_start, acc_t* target, acc_t empty_value,
+                                     int half_kind) noexcept nogil:
+    """Output row ``j`` of outer block ``o`` through the AVX2 row kernel for 3-wide, stride-2
+    windows (float32 only; see ``max_plane_values``). Up to three rows of the vertical window
+    are handed to the kernel as they are, taller windows are reduced into ``column`` first."""
+    cdef Py_ssize_t taps = v.count[j], gap = v.dil * h.length
+    cdef const acc_t* r0
+    cdef const acc_t* r1
+    cdef const acc_t* r2
+    if acc_t is float:
+        if 1 <= taps <= 3:
+            r0 = plane_rows + (o * v.length + v.begin[j]) * h.length
+            r1 = r0 + (gap if taps > 1 else 0)
+            r2 = r0 + (taps - 1) * gap
+        else:
+            max_columns(plane_rows, column, v, o, j, h.length, empty_value, half_kind)
+            r0 = r1 = r2 = column
+        max_windows_rows3(r0, r1, r2, target, h, h.hi, h.out_len, empty_value)
+        if padded_start:
+            ovp_max_k3s2_row_padded(r0, r1, r2, target, h.hi)
+        else:
+            max_windows_rows3(r0, r1, r2, target, h, 0, h.lo, empty_value)
+            ovp_max_k3s2_row(r0 + h.begin[h.lo], r1 + h.begin[h.lo], r2 + h.begin[h.lo],
+                             target + h.lo, h.hi - h.lo)
+
+
+cdef inline void store_row(store_t* dst, const acc_t* src, Py_ssize_t n,
+                           int half_kind) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        dst[i] = store(src[i], half_kind, <store_t*> NULL)
+
+
 cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t* rows,
                            const Geometry* g, acc_t empty_value, int half_kind) noexcept nogil:
     """Max-pool one plane, values only. Axes before the last two are reduced by whole passes
@@ -920,7 +955,7 @@ cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t
     copy. ``rows`` holds 3 * (last length + 2) + last output elements.
 
     Same taps in the same order as ``max_plane``, so the same result bits."""
-    cdef Py_ssize_t a, o, j, i, outer = 1
+    cdef Py_ssize_t a, o, j, outer = 1
     cdef Py_ssize_t n = g.naxes
     cdef AxisTable h = axis_table(g, n - 1)
     cdef AxisTable v
@@ -930,28 +965,24 @@ cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t
     cdef acc_t* target
     cdef acc_t* dst = scratch
     cdef acc_t* src = NULL
+    cdef const acc_t* plane_rows
     cdef bint direct = ((store_t is float and acc_t is float) or
                         (store_t is double and acc_t is double) or
                         (store_t is cython.longlong and acc_t is cython.longlong))
-    # float32 rows with 3-wide, stride-2 windows along the last axis: ovp_max_k3s2_row reduces
-    # the vertical window and the horizontal windows in one vector loop.
-    cdef bint k3s2 = (OVP_HAVE_SIMD_ROWS and h.step == 2 and h.taps == 3 and h.dil == 1
-                      and h.hi > h.lo)
+    # float32 rows (the input's, or the passes' result) with 3-wide, stride-2 windows along
+    # the last axis: the AVX2 row kernel reduces the vertical and horizontal windows in one
+    # vector loop.
+    cdef bint k3s2 = (acc_t is float and OVP_HAVE_SIMD_ROWS and (n > 2 or store_t is float)
+                      and h.step == 2 and h.taps == 3 and h.dil == 1 and h.hi > h.lo)
     # One element of padding before the row (ResNet's 3x3/s2/p1): window 0 holds the row's
     # first two elements, and the vector loop covers it too.
     cdef bint padded_start = (k3s2 and h.lo == 1 and h.count[0] == 2 and h.begin[0] == 0
                               and h.begin[1] == 1)
-    cdef const acc_t* r0
-    cdef const acc_t* r1
-    cdef const acc_t* r2
-    cdef const acc_t* plane_rows
-    cdef Py_ssize_t taps, gap
     if n == 1:
         target = <acc_t*> out if direct else buffer
         max_row(x, target, &h, phases, empty_value, half_kind)
         if not direct:
-            for i in range(h.out_len):
-                out[i] = store(buffer[i], half_kind, <store_t*> NULL)
+            store_row(out, buffer, h.out_len, half_kind)
         return
     if n > 2:
         max_pass(x, dst, <const int64_t*> NULL, <int64_t*> NULL, g, 0, empty_value, half_kind)
@@ -964,48 +995,23 @@ cdef void max_plane_values(const store_t* x, store_t* out, acc_t* scratch, acc_t
     v = axis_table(g, n - 2)
     for a in range(n - 2):
         outer *= g.output[a]
-    if acc_t is float:
-        # The rows the vertical windows read: the input itself, or the passes' result.
-        plane_rows = <const acc_t*> src if n > 2 else <const acc_t*> x
-        if k3s2 and (n > 2 or store_t is float):
-            for o in range(outer):
-                for j in range(v.out_len):
-                    taps = v.count[j]
-                    if 1 <= taps <= 3:
-                        gap = v.dil * h.length
-                        r0 = plane_rows + (o * v.length + v.begin[j]) * h.length
-                        r1 = r0 + (gap if taps > 1 else 0)
-                        r2 = r0 + (taps - 1) * gap
-                    else:
-                        max_columns(plane_rows, column, &v, o, j, h.length, empty_value,
-                                    half_kind)
-                        r0 = r1 = r2 = column
-                    target = (<acc_t*> out + (o * v.out_len + j) * h.out_len) if direct else buffer
-                    max_windows_rows3(r0, r1, r2, target, &h, h.hi, h.out_len, empty_value)
-                    if padded_start:
-                        ovp_max_k3s2_row_padded(r0, r1, r2, target, h.hi)
-                    else:
-                        max_windows_rows3(r0, r1, r2, target, &h, 0, h.lo, empty_value)
-                        ovp_max_k3s2_row(r0 + h.begin[h.lo], r1 + h.begin[h.lo],
-                                         r2 + h.begin[h.lo], target + h.lo, h.hi - h.lo)
-                    if not direct:
-                        target = <acc_t*> (out + (o * v.out_len + j) * h.out_len)
-                        for i in range(h.out_len):
-                            (<store_t*> target)[i] = store(buffer[i], half_kind, <store_t*> NULL)
-            return
+    # The rows the vertical windows read (the row kernel's input): the input, or the passes'.
+    plane_rows = <const acc_t*> src if n > 2 else <const acc_t*> x
     for o in range(outer):
         for j in range(v.out_len):
-            if n == 2:
-                max_columns(x, column, &v, o, j, h.length, empty_value, half_kind)
-            else:
-                max_columns(<const acc_t*> src, column, &v, o, j, h.length, empty_value,
-                            half_kind)
             target = (<acc_t*> out + (o * v.out_len + j) * h.out_len) if direct else buffer
-            max_row(<const acc_t*> column, target, &h, phases, empty_value, half_kind)
+            if k3s2:
+                max_output_row_k3s2(plane_rows, column, &v, &h, o, j, padded_start, target,
+                                    empty_value, half_kind)
+            else:
+                if n == 2:
+                    max_columns(x, column, &v, o, j, h.length, empty_value, half_kind)
+                else:
+                    max_columns(<const acc_t*> src, column, &v, o, j, h.length, empty_value,
+                                half_kind)
+                max_row(<const acc_t*> column, target, &h, phases, empty_value, half_kind)
             if not direct:
-                target = <acc_t*> (out + (o * v.out_len + j) * h.out_len)
-                for i in range(h.out_len):
-                    (<store_t*> target)[i] = store(buffer[i], half_kind, <store_t*> NULL)
+                store_row(out + (o * v.out_len + j) * h.out_len, buffer, h.out_len, half_kind)
 
 
 cdef int run_max(const store_t* x, store_t* out, Py_ssize_t planes, const IndexSpec* spec,

@@ -125,17 +125,15 @@ static void ovp_max_k3s2_row_padded(const float *r0, const float *r1, const floa
 static void ovp_max_k3s2_row(const float *r0, const float *r1, const float *r2, float *out,
                              ptrdiff_t windows) {
     ptrdiff_t k = 0;
-    __m256 lo = _mm256_setzero_ps();
-    int have_lo = 0;
+    /* Each block's first vector is the previous block's `next`; only rows of at least one
+     * whole block (16 or more elements) have a first one to load. */
+    __m256 lo = windows >= 8 ? ovp_rows3_load8(r0, r1, r2, 0) : _mm256_setzero_ps();
     for (; k + 8 <= windows; k += 8) {
         ptrdiff_t at = 2 * k;
-        __m256 hi, next;
-        if (!have_lo) lo = ovp_rows3_load8(r0, r1, r2, at);
-        hi = ovp_rows3_load8(r0, r1, r2, at + 8);
+        __m256 hi = ovp_rows3_load8(r0, r1, r2, at + 8), next;
         /* p[at + 16] is the last tap of window k + 7; the next block's first vector holds it
-         * when that block is whole. */
-        have_lo = k + 16 <= windows;
-        if (have_lo) {
+         * when that block is whole. When it is not, this is the last whole block. */
+        if (k + 16 <= windows) {
             next = ovp_rows3_load8(r0, r1, r2, at + 16);
         } else {
             float last = ovp_max_step1(ovp_max_step1(r0[at + 16], r1[at + 16]), r2[at + 16]);
@@ -158,21 +156,20 @@ static void ovp_max_k3s2_row(const float *r0, const float *r1, const float *r2, 
 
 /* ((0 + a) + b) + c over columns j .. j + 7 (the column sums of an output row); columns at
  * or past `cols` are 0, which is the right-hand padding. */
+static inline __m256 ovp_sum3(__m256 a, __m256 b, __m256 c) {
+    return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_setzero_ps(), a), b), c);
+}
+
 static inline __m256 ovp_column_sums8(const float *a, const float *b, const float *c,
                                       ptrdiff_t j, ptrdiff_t cols) {
-    __m256 total;
+    __m256i mask;
     if (j + 8 <= cols) {
-        total = _mm256_add_ps(_mm256_setzero_ps(), _mm256_loadu_ps(a + j));
-        total = _mm256_add_ps(total, _mm256_loadu_ps(b + j));
-        return _mm256_add_ps(total, _mm256_loadu_ps(c + j));
+        return ovp_sum3(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j), _mm256_loadu_ps(c + j));
     }
     if (j >= cols) return _mm256_setzero_ps();
-    {
-        __m256i mask = ovp_lanes_below(cols - j);
-        total = _mm256_add_ps(_mm256_setzero_ps(), _mm256_maskload_ps(a + j, mask));
-        total = _mm256_add_ps(total, _mm256_maskload_ps(b + j, mask));
-        return _mm256_add_ps(total, _mm256_maskload_ps(c + j, mask));
-    }
+    mask = ovp_lanes_below(cols - j);
+    return ovp_sum3(_mm256_maskload_ps(a + j, mask), _mm256_maskload_ps(b + j, mask),
+                    _mm256_maskload_ps(c + j, mask));
 }
 
 /* The three column sums of eight outputs, from the column sums of their block (`here`) and of
@@ -185,9 +182,7 @@ static inline __m256 ovp_average8(__m256 before, __m256 here, __m256 after, cons
     __m256 right = _mm256_castsi256_ps(_mm256_alignr_epi8(
         _mm256_castps_si256(_mm256_permute2f128_ps(here, after, 0x21)),
         _mm256_castps_si256(here), 4));
-    __m256 total = _mm256_add_ps(_mm256_setzero_ps(), left);
-    total = _mm256_add_ps(_mm256_add_ps(total, here), right);
-    return _mm256_div_ps(total, _mm256_loadu_ps(divisor));
+    return _mm256_div_ps(ovp_sum3(left, here, right), _mm256_loadu_ps(divisor));
 }
 
 /* Average pooling of one rows x cols plane with 3x3 windows, stride 1 and one element of
@@ -215,10 +210,10 @@ static void ovp_avg_3x3_same_plane(const float *x, float *out, ptrdiff_t rows, p
         __m256 before = _mm256_setzero_ps();
         __m256 here = ovp_column_sums8(above, middle, below, 0, cols);
         __m256 after;
+        /* Whole blocks followed by a whole block, then the last one or two blocks. */
         for (j = 0; j + 16 <= cols; j += 8) {
-            after = _mm256_add_ps(_mm256_setzero_ps(), _mm256_loadu_ps(above + j + 8));
-            after = _mm256_add_ps(after, _mm256_loadu_ps(middle + j + 8));
-            after = _mm256_add_ps(after, _mm256_loadu_ps(below + j + 8));
+            after = ovp_sum3(_mm256_loadu_ps(above + j + 8), _mm256_loadu_ps(middle + j + 8),
+                             _mm256_loadu_ps(below + j + 8));
             _mm256_storeu_ps(target + j, ovp_average8(before, here, after, row_divisor + j));
             before = here;
             here = after;
