@@ -83,6 +83,9 @@ def _extensions():
     directives = {"language_level": 3, "boundscheck": False, "wraparound": False,
                   "cdivision": True, "initializedcheck": False, "nonecheck": False,
                   "embedsignature": True}
+    extensions.append(Extension("ovpool._rules", sources=["ovpool/_rules.pyx"],
+                                include_dirs=["ovpool"], language="c++",
+                                extra_compile_args=["-std=c++17"]))
     return cythonize(extensions, compiler_directives=directives,
                      annotate=os.environ.get("OVPOOL_ANNOTATE") == "1")
 
@@ -104,7 +107,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     packages=find_packages(include=["ovpool", "ovpool.*"]),
-    package_data={"ovpool": ["*.pyx", "*.h"]},
+    package_data={"ovpool": ["*.pyx", "*.h", "core/*.hpp"]},
     ext_modules=_extensions(),
     cmdclass={"build_ext": BuildExt},
     install_requires=["numpy>=1.23", "lxml>=4.9"],
