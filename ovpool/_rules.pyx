@@ -249,6 +249,8 @@ def check_input_shape(shape, bint allow_zero_spatial=False):
     if clamped:
         shown = _s(str(list(shape)))
     c_check_input_shape(v, allow_zero_spatial, &shown if clamped else NULL)
+    if clamped:
+        raise BadShapeError(f"input shape {list(shape)} has a dimension that does not fit int64")
 
 
 def check_per_axis(name, values, size_t rank, int64_t minimum, shown=None):
