@@ -67,7 +67,8 @@ inline void sum_windows(const Src* row, A* out, const index_t* begin, const inde
 inline void add_f16_row(float* acc, const f16* row, index_t n) {
     index_t i = 0;
 #if defined(__F16C__) && defined(__AVX__)
-    for (; i + 8 <= n; i += 8) {
+    index_t whole = n - n % 8;  // (a separate bound keeps the loop at six instructions)
+    for (; i < whole; i += 8) {
         __m256 value = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i)));
         _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), value));
     }

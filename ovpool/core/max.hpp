@@ -328,19 +328,26 @@ void max_plane(const S* x, S* out, index_t plane, const IndexSpec& spec, A* scra
         if (index_scratch != nullptr) dst_index = index_scratch + (a % 2) * g.scratch;
         max_pass(src, dst, src_index, dst_index, g, a, empty_value);
     }
-    for (index_t i = 0; i < g.out_plane; ++i) out[i] = store<S>(dst[i]);
+    // Sizes and pointers in locals: the index stores below are int64, which could alias the
+    // caller's Geometry / IndexSpec fields as far as the compiler knows, and would make it
+    // reload them every iteration instead of vectorising.
+    const index_t out_plane = g.out_plane;
+    const std::int64_t in_plane = g.in_plane;
+    std::int64_t* const out64 = spec.out64;
+    std::int32_t* const out32 = spec.out32;
+    for (index_t i = 0; i < out_plane; ++i) out[i] = store<S>(dst[i]);
     if (index_scratch == nullptr) return;
-    std::int64_t base = (plane % spec.plane_modulus) * g.in_plane;
-    if (offset_modulus < g.in_plane) {
-        for (index_t i = 0; i < g.out_plane; ++i) dst_index[i] = base + dst_index[i] % offset_modulus;
+    std::int64_t base = (plane % spec.plane_modulus) * in_plane;
+    if (offset_modulus < in_plane) {
+        for (index_t i = 0; i < out_plane; ++i) dst_index[i] = base + dst_index[i] % offset_modulus;
     } else if (base != 0) {
-        for (index_t i = 0; i < g.out_plane; ++i) dst_index[i] += base;
+        for (index_t i = 0; i < out_plane; ++i) dst_index[i] += base;
     }
-    if (spec.out64 != nullptr) {
-        for (index_t i = 0; i < g.out_plane; ++i) spec.out64[plane * g.out_plane + i] = dst_index[i];
+    if (out64 != nullptr) {
+        for (index_t i = 0; i < out_plane; ++i) out64[plane * out_plane + i] = dst_index[i];
     } else {
-        for (index_t i = 0; i < g.out_plane; ++i) {
-            spec.out32[plane * g.out_plane + i] = static_cast<std::int32_t>(dst_index[i]);
+        for (index_t i = 0; i < out_plane; ++i) {
+            out32[plane * out_plane + i] = static_cast<std::int32_t>(dst_index[i]);
         }
     }
 }
@@ -360,6 +367,10 @@ void max_plane_direct(const S* x, S* out, index_t plane, const IndexSpec& spec, 
     std::int64_t base = (plane % spec.plane_modulus) * g.in_plane;
     std::int64_t offset_modulus = spec.offset_modulus;
     bool wrap = offset_modulus < g.in_plane;
+    // In locals, as in max_plane: the int64 stores could alias them otherwise.
+    const index_t out_plane = g.out_plane;
+    std::int64_t* const out64 = spec.out64;
+    std::int32_t* const out32 = spec.out32;
     for (index_t i = 0; i < v.out_len; ++i) {
         index_t rows = v.count[i];
         if (rows > 0) {
@@ -400,10 +411,10 @@ void max_plane_direct(const S* x, S* out, index_t plane, const IndexSpec& spec, 
             }
             out[k] = store<S>(best);
             std::int64_t index = base + (wrap ? best_offset % offset_modulus : best_offset);
-            if (spec.out64 != nullptr) {
-                spec.out64[plane * g.out_plane + k] = index;
+            if (out64 != nullptr) {
+                out64[plane * out_plane + k] = index;
             } else {
-                spec.out32[plane * g.out_plane + k] = static_cast<std::int32_t>(index);
+                out32[plane * out_plane + k] = static_cast<std::int32_t>(index);
             }
             k += 1;
         }
