@@ -32,7 +32,7 @@ except ImportError as error:   # pragma: no cover - the extra is missing
 from . import pooling
 from ._shapes import adaptive_output_shape, pool_output_shape
 from .config import set_memory_limit
-from .errors import BadArgumentError, BadDtypeError, BadShapeError, ModelError, UnsupportedError
+from .errors import BadArgumentError, BadDtypeError, BadShapeError, ModelError
 from .ir import Model, read_model
 from .runtime import compile_model
 from .streaming import NpyInput, plan_batches, run_chunk

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -465,7 +466,6 @@ def stream(chunks, total, output_path, protected_paths=(), progress="auto",
     :class:`StreamResult`. On any error or interruption nothing is left at ``output_path``'s
     temporary names, and ``output_path`` itself is untouched.
     """
-    import sys
     plan = plan or BatchPlan(None, {}, {})
     plan.check_index_range(total)
     destination = writers = None
@@ -501,14 +501,14 @@ def stream(chunks, total, output_path, protected_paths=(), progress="auto",
                             writers[name].write(start, array.astype(dtypes[name], copy=False))
                     done += stop - start
                     bar.update(stop - start)
+            if done != total:
+                raise OvpoolError(f"the chunks covered {done} items of {total}")
             if destination is not None:
                 destination.commit()
         except BaseException:
             if destination is not None:
                 destination.abort()
             raise
-    if done != total:
-        raise OvpoolError(f"the chunks covered {done} items of {total}")
     seconds = time.perf_counter() - started
     outputs = {name: (shapes[name], dtypes[name], statistics[name]) for name in shapes}
     return StreamResult(total, seconds, outputs, output_path)
