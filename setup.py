@@ -107,7 +107,12 @@ TEST_REQUIRES = [
     "openvino>=2024.4",
     "onnx>=1.16",
     "onnxruntime>=1.18",
+    "dask[array]>=2023.6",
+    "distributed>=2023.6",
 ]
+
+# ovpool.dask and ``ovpool run --dask``.
+DASK_REQUIRES = ["dask[array]>=2023.6", "distributed>=2023.6"]
 
 setup(
     name="ovpool",
@@ -120,11 +125,14 @@ setup(
     package_data={"ovpool": ["*.pyx", "core/*.hpp", "core/simd/*.hpp"]},
     ext_modules=_extensions(),
     cmdclass={"build_ext": BuildExt},
-    install_requires=["numpy>=1.23", "lxml>=4.9"],
+    # tqdm draws the progress bar of streaming runs (ovpool run --batch-size); it is small,
+    # pure Python and has no dependencies of its own, so it is required rather than optional.
+    install_requires=["numpy>=1.23", "lxml>=4.9", "tqdm>=4.60"],
     entry_points={"console_scripts": ["ovpool=ovpool.cli:main"]},
     extras_require={
         "openvino": ["openvino>=2024.4"],
         "bfloat16": ["ml_dtypes>=0.3"],
+        "dask": DASK_REQUIRES,
         "test": TEST_REQUIRES,
     },
     zip_safe=False,

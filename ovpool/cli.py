@@ -10,18 +10,20 @@ import os
 import sys
 import time
 import traceback
+import zipfile
 
 import numpy as np
 
 from . import __version__
 from . import openvino as bridge
 from ._atomic import save_npz_atomically
-from ._limits import memory_limit_argument
+from ._limits import check_allocation, memory_limit_argument
 from .config import set_memory_limit
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
 from .ops import lookup
 from .runtime import _unsupported, compile_model
+from .streaming import PROGRESS_CHOICES, read_npy_header
 
 __all__ = ["main"]
 
@@ -63,7 +65,9 @@ def _parser():
                           "names); repeatable. Inputs not given are seeded random data")
     run.add_argument("--shape", action="append", default=[], metavar="[NAME=]D0,D1,...",
                      help="the shape of a random input whose model shape is dynamic")
-    run.add_argument("--output", "-o", metavar="FILE.npz", help="write every output to FILE.npz")
+    run.add_argument("--output", "-o", metavar="FILE.npz",
+                     help="write every output to FILE.npz; with --batch-size also FILE.npy "
+                          "(one output) or a directory (one NAME.npy per output)")
     run.add_argument("--threads", type=_positive_int, metavar="N",
                      help="threads for the pooling kernels (default: all available cores)")
     run.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
@@ -74,6 +78,16 @@ def _parser():
                      help="ovpool: ovpool's own runtime; openvino: OpenVINO's CPU plugin with "
                           "ovpool's pooling (any model OpenVINO runs); auto (default): ovpool "
                           "when it runs every layer, else openvino when installed")
+    run.add_argument("--batch-size", type=_positive_int, metavar="N",
+                     help="stream: map the .npy inputs, run N items (axis 0) at a time and "
+                          "write the outputs chunk by chunk; memory stays a few chunks")
+    run.add_argument("--progress", choices=PROGRESS_CHOICES, default="auto",
+                     help="with --batch-size: a progress bar on stderr (auto: when stderr is "
+                          "a terminal)")
+    run.add_argument("--dask", metavar="ADDRESS",
+                     help="with --batch-size: run the chunks on a Dask cluster "
+                          "(tcp://scheduler:8786, or local:N for N local worker processes); "
+                          "the workers read the model and .npy inputs from the same paths")
 
     check = commands.add_parser(
         "check", parents=[common], help="compare ovpool, OpenVINO and OpenVINO with ovpool",
@@ -121,6 +135,10 @@ def _split_named(compiled, spec):
 
 
 def _load(path):
+    if not zipfile.is_zipfile(path):
+        # Check the header's shape and dtype before np.load allocates the whole array.
+        shape, dtype, _, _, _ = read_npy_header(path)
+        check_allocation(shape, dtype, f"input file {path}")
     try:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as error:
@@ -298,6 +316,8 @@ def _check_output_path(args):
 
 def _command_run(args, out):
     _check_output_path(args)
+    if args.batch_size is None and args.dask:
+        raise BadArgumentError("--dask runs the input in chunks: give --batch-size N too")
     model = read_model(args.model, args.bin)
     engine = _choose_engine(args.engine, model)
     if engine == "ovpool":
@@ -306,6 +326,8 @@ def _command_run(args, out):
     else:
         compiled = _OpenVINORunner(model, args, ovpool_pooling=True)
         label = "openvino (CPU plugin, pooling by ovpool)"
+    if args.batch_size is not None:
+        return _command_run_streaming(args, out, model, compiled, label)
     arrays = _inputs(compiled, args)
     trace = (lambda line: print(line, file=sys.stderr)) if getattr(args, "debug", False) else None
     times = []
@@ -330,6 +352,90 @@ def _command_run(args, out):
     if args.output:
         save_npz_atomically(args.output, {name: _savable(a) for name, a in outputs.items()},
                             protected_paths=_files_read(args))
+        print(f"outputs written to {args.output}", file=out)
+    return EXIT_OK
+
+
+def _stream_input_paths(compiled, specs):
+    """One ``.npy`` path per model input, in input order, for a streaming run."""
+    paths = {}
+    for spec in specs:
+        index, path = _split_named(compiled, spec)
+        if not path.lower().endswith(".npy") and zipfile.is_zipfile(path):
+            raise BadArgumentError(f"--batch-size streams .npy files; {path} is an archive "
+                                   "(save each input with np.save)")
+        if index is None:
+            index = next((i for i in range(len(compiled.inputs)) if i not in paths), None)
+            if index is None:
+                raise BadArgumentError(f"{path}: every input already has a value")
+        if index in paths:
+            raise BadArgumentError(f"input {compiled.inputs[index].name!r} is given twice")
+        paths[index] = path
+    missing = [info.name for i, info in enumerate(compiled.inputs) if i not in paths]
+    if missing:
+        raise BadArgumentError(f"--batch-size streams inputs from .npy files; give one for "
+                               f"{', '.join(missing)} (--input NAME=FILE.npy)")
+    return [paths[i] for i in range(len(compiled.inputs))]
+
+
+def _result_names(model, runner):
+    """Result layer id -> the name that output has in ``runner``'s results."""
+    if isinstance(runner, _OpenVINORunner):
+        known = set(runner.compiled.output_names)
+        return {info.layer.id: next((n for n in (info.name, *info.names) if n in known),
+                                    info.name) for info in model.outputs}
+    return {info.layer.id: info.name for info in runner.outputs}
+
+
+def _command_run_streaming(args, out, model, runner, label):
+    from . import streaming
+    if args.shape:
+        raise BadArgumentError("--shape makes random inputs; --batch-size streams .npy files")
+    if args.repeat != 1:
+        raise BadArgumentError("--repeat times in-memory runs; it does not combine with "
+                               "--batch-size")
+    if args.dask and isinstance(runner, _OpenVINORunner):
+        raise UnsupportedError("--dask runs ovpool's runtime on the workers; this model needs "
+                               "OpenVINO (--engine openvino), which --dask does not run")
+    paths = _stream_input_paths(runner, args.input)
+    plan = streaming.plan_batches(model, runner.inputs, _result_names(model, runner),
+                                  args.batch_size)
+    sources = streaming.open_inputs(paths, runner.inputs)
+    client = None
+    try:
+        total = len(sources[0])
+        if args.dask:
+            from .dask import connect, stream_chunks
+            client = connect(args.dask)
+            chunks = stream_chunks(client, model, paths, total, args.batch_size, plan.static,
+                                   num_threads=args.threads,
+                                   memory_limit=getattr(args, "memory_limit", None))
+            label += f", Dask cluster {args.dask}"
+        else:
+            chunks = streaming.local_chunks(runner, sources, args.batch_size, plan.static)
+        result = streaming.stream(chunks, total, args.output, _files_read(args), args.progress,
+                                  plan=plan)
+        inputs = [(info.name, source.dtype, list(source.shape))
+                  for info, source in zip(runner.inputs, sources)]
+    finally:
+        for source in sources:
+            source.close()
+        if client is not None:
+            cluster = client.cluster if args.dask.startswith("local") else None
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    rows = [(name, "x".join(map(str, shape)) or "scalar", dtype, *statistics.summary())
+            for name, (shape, dtype, statistics) in result.outputs.items()]
+    print(f"model: {args.model}", file=out)
+    print(f"engine: {label}", file=out)
+    for name, dtype, shape in inputs:
+        print(f"input: {name} {dtype} {shape}", file=out)
+    print(_table(("output", "shape", "dtype", "min", "max", "mean"), rows), file=out)
+    rate = result.items / result.seconds if result.seconds > 0 else float("inf")
+    print(f"streamed {result.items} items in chunks of {args.batch_size}: "
+          f"{result.seconds:.3f} s, {rate:.1f} items/s", file=out)
+    if args.output:
         print(f"outputs written to {args.output}", file=out)
     return EXIT_OK
 
