@@ -76,9 +76,11 @@ std::shared_ptr<const Plan> adaptive(const ov::TensorVector& inputs, Lookup look
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-AdaptiveAvgPool::AdaptiveAvgPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size)
+AdaptiveAvgPool::AdaptiveAvgPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
+                                 const Origin* origin)
     : PoolingBase({x, output_size}) {
     m_reading = false;
+    set_origin(origin);
     constructor_validate_and_infer_types();
 }
 
@@ -88,19 +90,16 @@ bool AdaptiveAvgPool::visit_attributes(ov::AttributeVisitor&) {
 }
 
 void AdaptiveAvgPool::validate_and_infer_types() {
-    try {
+    validate(1, [&] {
         check_element_type(get_input_element_type(0));
         set_outputs({adaptive_shape(*this)}, {get_input_element_type(0)});
-    } catch (...) {
-        rethrow();
-    }
+    });
 }
 
 std::shared_ptr<ov::Node> AdaptiveAvgPool::clone_with_new_inputs(const ov::OutputVector& inputs) const {
     check_new_args_count(this, inputs);
-    auto clone = std::make_shared<AdaptiveAvgPool>(inputs.at(0), inputs.at(1));
-    clone->set_friendly_name(get_friendly_name());
-    return clone;
+    auto clone = std::make_shared<AdaptiveAvgPool>();
+    return finish_clone(clone, inputs);
 }
 
 bool AdaptiveAvgPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
@@ -121,10 +120,11 @@ bool AdaptiveAvgPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector
 
 // ---------------------------------------------------------------------------------------------
 AdaptiveMaxPool::AdaptiveMaxPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
-                                 const std::string& index_element_type)
+                                 const std::string& index_element_type, const Origin* origin)
     : PoolingBase({x, output_size}),
       m_index_element_type(index_element_type) {
     m_reading = false;
+    set_origin(origin);
     constructor_validate_and_infer_types();
 }
 
@@ -135,21 +135,19 @@ bool AdaptiveMaxPool::visit_attributes(ov::AttributeVisitor& visitor) {
 }
 
 void AdaptiveMaxPool::validate_and_infer_types() {
-    try {
+    validate(2, [&] {
         check_element_type(get_input_element_type(0));
         const auto indices = index_type(m_index_element_type);
         const auto shape = adaptive_shape(*this);
         set_outputs({shape, shape}, {get_input_element_type(0), indices});
-    } catch (...) {
-        rethrow();
-    }
+    });
 }
 
 std::shared_ptr<ov::Node> AdaptiveMaxPool::clone_with_new_inputs(const ov::OutputVector& inputs) const {
     check_new_args_count(this, inputs);
-    auto clone = std::make_shared<AdaptiveMaxPool>(inputs.at(0), inputs.at(1), m_index_element_type);
-    clone->set_friendly_name(get_friendly_name());
-    return clone;
+    auto clone = std::make_shared<AdaptiveMaxPool>();
+    clone->m_index_element_type = m_index_element_type;
+    return finish_clone(clone, inputs);
 }
 
 bool AdaptiveMaxPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {

@@ -65,22 +65,20 @@ bool OnnxAveragePool::visit_attributes(ov::AttributeVisitor& visitor) {
 }
 
 void OnnxAveragePool::validate_and_infer_types() {
-    try {
+    validate(1, [&] {
         m_attributes.window.ceil_mode = onnx_flag("ceil_mode", m_attributes.ceil_mode);
         onnx_flag("count_include_pad", m_attributes.count_include_pad);
         check_onnx_type(AVG, get_input_element_type(0), false);
         check_onnx(m_attributes.window, AVG);
         set_outputs({onnx_pooled(get_input_partial_shape(0), m_attributes.window, AVG)}, {get_input_element_type(0)});
-    } catch (...) {
-        rethrow();
-    }
+    });
 }
 
 std::shared_ptr<ov::Node> OnnxAveragePool::clone_with_new_inputs(const ov::OutputVector& inputs) const {
     check_new_args_count(this, inputs);
-    auto clone = std::make_shared<OnnxAveragePool>(inputs.at(0), m_attributes);
-    clone->set_friendly_name(get_friendly_name());
-    return clone;
+    auto clone = std::make_shared<OnnxAveragePool>();
+    clone->m_attributes = m_attributes;
+    return finish_clone(clone, inputs);
 }
 
 bool OnnxAveragePool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
@@ -125,23 +123,21 @@ bool OnnxMaxPool::visit_attributes(ov::AttributeVisitor& visitor) {
 }
 
 void OnnxMaxPool::validate_and_infer_types() {
-    try {
+    validate(2, [&] {
         m_attributes.window.ceil_mode = onnx_flag("ceil_mode", m_attributes.ceil_mode);
         onnx_flag("storage_order", m_attributes.storage_order);
         check_onnx_type(MAX, get_input_element_type(0), true);
         check_onnx(m_attributes.window, MAX);
         const auto shape = onnx_pooled(get_input_partial_shape(0), m_attributes.window, MAX);
         set_outputs({shape, shape}, {get_input_element_type(0), ov::element::i64});
-    } catch (...) {
-        rethrow();
-    }
+    });
 }
 
 std::shared_ptr<ov::Node> OnnxMaxPool::clone_with_new_inputs(const ov::OutputVector& inputs) const {
     check_new_args_count(this, inputs);
-    auto clone = std::make_shared<OnnxMaxPool>(inputs.at(0), m_attributes);
-    clone->set_friendly_name(get_friendly_name());
-    return clone;
+    auto clone = std::make_shared<OnnxMaxPool>();
+    clone->m_attributes = m_attributes;
+    return finish_clone(clone, inputs);
 }
 
 bool OnnxMaxPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {

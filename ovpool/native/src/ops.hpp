@@ -41,16 +41,57 @@ struct OnnxMaxAttributes {
     std::int64_t ceil_mode = 0, storage_order = 0;
 };
 
+// Where a node built by a reader of a native op came from: the native version ("opset14"),
+// for messages, and an error of that version's own rules found while reading (reported when
+// the node is validated).
+struct Origin {
+    std::string version;
+    std::string error;
+};
+
 // What every ovpool op shares: the error context, the plan cache for evaluate, whether the
 // next visit reads (a node built empty by OpenVINO's OpExtension reads every attribute on its
 // first visit; later visits write, and absent attributes are never written).
+//
+// Errors found while a node is created from an IR layer would name an automatic node name:
+// OpenVINO's IR reader sets the layer's name after creating the node. So the first validation
+// of a node read from an IR (built empty by OpExtension, or by a reader) does not throw; it
+// leaves the outputs dynamic, and the next validation, when OpenVINO validates the model with
+// the names set (read_model or compile_model), reports the error with the layer's name.
 class PoolingBase : public ov::op::Op {
 public:
-    PoolingBase() = default;
+    PoolingBase() : m_defer_errors(true) {}
     explicit PoolingBase(const ov::OutputVector& inputs) : ov::op::Op(inputs) {}
     bool has_evaluate() const override { return true; }
 
 protected:
+    // Runs `check` (validation and output types) with the error handling above. `outputs` is the
+    // op's output count, for the dynamic outputs of a deferred error.
+    template <class F>
+    void validate(std::size_t outputs, F&& check) {
+        const bool defer = m_defer_errors;
+        m_defer_errors = false;
+        try {
+            if (!m_origin.error.empty())
+                throw std::invalid_argument(m_origin.error);
+            check();
+        } catch (...) {
+            if (!defer)
+                rethrow();
+            set_dynamic_outputs(outputs);
+        }
+    }
+    void set_origin(const Origin* origin) {
+        if (origin) {
+            m_origin = *origin;
+            m_defer_errors = true;
+        }
+    }
+    void set_dynamic_outputs(std::size_t outputs);
+    // Finishes a clone of this node (built empty, attributes copied): same origin and name,
+    // set before it is validated so that errors name the layer.
+    std::shared_ptr<ov::Node> finish_clone(const std::shared_ptr<PoolingBase>& clone,
+                                           const ov::OutputVector& inputs) const;
     // "layer 'name' type=MaxPool version=ovpool (ovpool's OpenVINO extension)".
     std::string context() const;
     // Rethrows the exception being handled as an ov::Exception naming the layer.
@@ -67,6 +108,8 @@ protected:
     bool m_reading = true;
 
 private:
+    bool m_defer_errors = false;
+    Origin m_origin;
     mutable std::mutex m_mutex;
     mutable Dims m_plan_key;
     mutable std::shared_ptr<const Plan> m_plan;
@@ -76,7 +119,7 @@ class AvgPool : public PoolingBase {
 public:
     OPENVINO_OP("AvgPool", "ovpool");
     AvgPool() = default;
-    AvgPool(const ov::Output<ov::Node>& x, const AvgAttributes& attributes);
+    AvgPool(const ov::Output<ov::Node>& x, const AvgAttributes& attributes, const Origin* origin = nullptr);
     bool visit_attributes(ov::AttributeVisitor& visitor) override;
     void validate_and_infer_types() override;
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
@@ -91,7 +134,7 @@ class MaxPool : public PoolingBase {
 public:
     OPENVINO_OP("MaxPool", "ovpool");
     MaxPool() = default;
-    MaxPool(const ov::Output<ov::Node>& x, const MaxAttributes& attributes);
+    MaxPool(const ov::Output<ov::Node>& x, const MaxAttributes& attributes, const Origin* origin = nullptr);
     bool visit_attributes(ov::AttributeVisitor& visitor) override;
     void validate_and_infer_types() override;
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
@@ -106,7 +149,8 @@ class AdaptiveAvgPool : public PoolingBase {
 public:
     OPENVINO_OP("AdaptiveAvgPool", "ovpool");
     AdaptiveAvgPool() = default;
-    AdaptiveAvgPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size);
+    AdaptiveAvgPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
+                    const Origin* origin = nullptr);
     bool visit_attributes(ov::AttributeVisitor& visitor) override;
     void validate_and_infer_types() override;
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
@@ -118,7 +162,7 @@ public:
     OPENVINO_OP("AdaptiveMaxPool", "ovpool");
     AdaptiveMaxPool() = default;
     AdaptiveMaxPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
-                    const std::string& index_element_type);
+                    const std::string& index_element_type, const Origin* origin = nullptr);
     bool visit_attributes(ov::AttributeVisitor& visitor) override;
     void validate_and_infer_types() override;
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;

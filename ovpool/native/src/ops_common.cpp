@@ -14,8 +14,25 @@ const char* const OPSET = "ovpool";
 
 std::string PoolingBase::context() const {
     const auto& info = get_type_info();
-    return "layer '" + get_friendly_name() + "' type=" + info.name + " version=" + info.version_id +
+    const std::string version = m_origin.version.empty() ? info.version_id : m_origin.version;
+    return "layer '" + get_friendly_name() + "' type=" + info.name + " version=" + version +
            " (ovpool's OpenVINO extension)";
+}
+
+std::shared_ptr<ov::Node> PoolingBase::finish_clone(const std::shared_ptr<PoolingBase>& clone,
+                                                    const ov::OutputVector& inputs) const {
+    clone->m_reading = false;
+    clone->m_defer_errors = false;
+    clone->m_origin = m_origin;
+    clone->set_arguments(inputs);
+    clone->set_friendly_name(get_friendly_name());
+    clone->constructor_validate_and_infer_types();
+    return clone;
+}
+
+void PoolingBase::set_dynamic_outputs(std::size_t outputs) {
+    for (std::size_t i = 0; i < outputs; ++i)
+        set_output_type(i, i == 0 ? get_input_element_type(0) : ov::element::i64, ov::PartialShape::dynamic());
 }
 
 void PoolingBase::rethrow() const {

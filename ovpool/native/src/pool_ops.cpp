@@ -34,9 +34,10 @@ ov::PartialShape pooled(const ov::PartialShape& input, const PoolSpec& window) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-AvgPool::AvgPool(const ov::Output<ov::Node>& x, const AvgAttributes& attributes)
+AvgPool::AvgPool(const ov::Output<ov::Node>& x, const AvgAttributes& attributes, const Origin* origin)
     : PoolingBase({x}), m_attributes(attributes) {
     m_reading = false;
+    set_origin(origin);
     constructor_validate_and_infer_types();
 }
 
@@ -52,20 +53,18 @@ bool AvgPool::visit_attributes(ov::AttributeVisitor& visitor) {
 }
 
 void AvgPool::validate_and_infer_types() {
-    try {
+    validate(1, [&] {
         check_element_type(get_input_element_type(0));
         check_pool(m_attributes.window, m_attributes.exclude_pad);
         set_outputs({pooled(get_input_partial_shape(0), m_attributes.window)}, {get_input_element_type(0)});
-    } catch (...) {
-        rethrow();
-    }
+    });
 }
 
 std::shared_ptr<ov::Node> AvgPool::clone_with_new_inputs(const ov::OutputVector& inputs) const {
     check_new_args_count(this, inputs);
-    auto clone = std::make_shared<AvgPool>(inputs.at(0), m_attributes);
-    clone->set_friendly_name(get_friendly_name());
-    return clone;
+    auto clone = std::make_shared<AvgPool>();
+    clone->m_attributes = m_attributes;
+    return finish_clone(clone, inputs);
 }
 
 bool AvgPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
@@ -90,9 +89,10 @@ bool AvgPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs
 }
 
 // ---------------------------------------------------------------------------------------------
-MaxPool::MaxPool(const ov::Output<ov::Node>& x, const MaxAttributes& attributes)
+MaxPool::MaxPool(const ov::Output<ov::Node>& x, const MaxAttributes& attributes, const Origin* origin)
     : PoolingBase({x}), m_attributes(attributes) {
     m_reading = false;
+    set_origin(origin);
     constructor_validate_and_infer_types();
 }
 
@@ -105,7 +105,7 @@ bool MaxPool::visit_attributes(ov::AttributeVisitor& visitor) {
 }
 
 void MaxPool::validate_and_infer_types() {
-    try {
+    validate(2, [&] {
         check_element_type(get_input_element_type(0));
         check_pool(m_attributes.window, false);
         const auto indices = index_type(m_attributes.index_element_type);
@@ -114,16 +114,14 @@ void MaxPool::validate_and_infer_types() {
         if (input.rank().is_static())
             check_axis(m_attributes.axis, input.rank().get_length());
         set_outputs({shape, shape}, {get_input_element_type(0), indices});
-    } catch (...) {
-        rethrow();
-    }
+    });
 }
 
 std::shared_ptr<ov::Node> MaxPool::clone_with_new_inputs(const ov::OutputVector& inputs) const {
     check_new_args_count(this, inputs);
-    auto clone = std::make_shared<MaxPool>(inputs.at(0), m_attributes);
-    clone->set_friendly_name(get_friendly_name());
-    return clone;
+    auto clone = std::make_shared<MaxPool>();
+    clone->m_attributes = m_attributes;
+    return finish_clone(clone, inputs);
 }
 
 bool MaxPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {

@@ -38,15 +38,17 @@ public:
     std::vector<ov::Extension::Ptr> get_attached_extensions() const override { return {}; }
 
     ov::OutputVector create(const ov::OutputVector& inputs, ov::AttributeVisitor& visitor) const override {
+        Origin origin{m_op.opset, ""};
         switch (m_op.family) {
-        case Family::avg: return create_avg(inputs, visitor);
-        case Family::max: return create_max(inputs, visitor);
+        case Family::avg: return create_avg(inputs, visitor, origin);
+        case Family::max: return create_max(inputs, visitor, origin);
         case Family::adaptive_avg:
-            return std::make_shared<AdaptiveAvgPool>(inputs.at(0), inputs.at(1))->outputs();
+            return std::make_shared<AdaptiveAvgPool>(inputs.at(0), inputs.at(1), &origin)->outputs();
         case Family::adaptive_max: {
             std::string index_element_type = "i64";
             visitor.on_attribute("index_element_type", index_element_type);
-            return std::make_shared<AdaptiveMaxPool>(inputs.at(0), inputs.at(1), index_element_type)->outputs();
+            return std::make_shared<AdaptiveMaxPool>(inputs.at(0), inputs.at(1), index_element_type, &origin)
+                ->outputs();
         }
         }
         return {};
@@ -55,7 +57,7 @@ public:
 private:
     // The native version's own rules first, then the ovpool op's (dilations 1 where the
     // version has none).
-    void native_window(ov::AttributeVisitor& visitor, PoolSpec& w, bool has_dilations) const {
+    void native_window(ov::AttributeVisitor& visitor, PoolSpec& w, bool has_dilations, Origin& origin) const {
         visit_ints(visitor, "kernel", w.kernel, true);
         visit_ints(visitor, "strides", w.strides, true);
         visit_ints(visitor, "pads_begin", w.pads_begin, true);
@@ -68,8 +70,7 @@ private:
             check_choice("rounding_type", w.rounding_type, roundings(m_op.version));
             check_choice("auto_pad", w.auto_pad, {"explicit", "same_upper", "same_lower", "valid", "notset"});
         } catch (const std::exception& error) {
-            OPENVINO_THROW("layer type=", m_op.name, " version=", m_op.opset,
-                           " (ovpool's OpenVINO extension): ", error.what());
+            origin.error = error.what();  // reported once the layer has its name
         }
         if (!w.dilations.given && w.kernel.given) {
             w.dilations.given = true;
@@ -77,21 +78,23 @@ private:
         }
     }
 
-    ov::OutputVector create_avg(const ov::OutputVector& inputs, ov::AttributeVisitor& visitor) const {
+    ov::OutputVector create_avg(const ov::OutputVector& inputs, ov::AttributeVisitor& visitor,
+                                Origin& origin) const {
         AvgAttributes attributes;
-        native_window(visitor, attributes.window, m_op.version >= 16);
+        native_window(visitor, attributes.window, m_op.version >= 16, origin);
         visitor.on_attribute("exclude-pad", attributes.exclude_pad);
-        return std::make_shared<AvgPool>(inputs.at(0), attributes)->outputs();
+        return std::make_shared<AvgPool>(inputs.at(0), attributes, &origin)->outputs();
     }
 
-    ov::OutputVector create_max(const ov::OutputVector& inputs, ov::AttributeVisitor& visitor) const {
+    ov::OutputVector create_max(const ov::OutputVector& inputs, ov::AttributeVisitor& visitor,
+                                Origin& origin) const {
         MaxAttributes attributes;
-        native_window(visitor, attributes.window, m_op.version >= 8);
+        native_window(visitor, attributes.window, m_op.version >= 8, origin);
         if (m_op.version >= 8) {
             visitor.on_attribute("index_element_type", attributes.index_element_type);
             visitor.on_attribute("axis", attributes.axis);
         }
-        auto node = std::make_shared<MaxPool>(inputs.at(0), attributes);
+        auto node = std::make_shared<MaxPool>(inputs.at(0), attributes, &origin);
         // MaxPool-1 has the values output only.
         if (m_op.version == 1)
             return {node->output(0)};
