@@ -1,5 +1,8 @@
 """Build script: the Cython kernels, with OpenMP when the compiler has it.
 
+The kernels are the header-only C++17 core in ovpool/core; _kernels.pyx, compiled as C++, is
+the numpy-facing layer over it.
+
 OpenMP is probed by compiling a tiny program; without it the kernels build single-threaded and
 a loud warning says so. On x86-64 the kernels are built twice: a baseline module and one for
 CPUs with AVX2 + FMA + F16C, which ovpool picks at import time when the CPU has them, so one
@@ -7,6 +10,7 @@ build is both fast and safe to copy to other machines. Set OVPOOL_NATIVE=1 to tu
 this machine's CPU (-march=native) instead: the result must then not be copied elsewhere.
 """
 
+import glob
 import os
 import platform
 import subprocess
@@ -45,9 +49,9 @@ class BuildExt(build_ext):
                             [sysconfig.get_config_var("CC") or "cc"])
         is_msvc = self.compiler.compiler_type == "msvc"
         if is_msvc:
-            compile_flags, link_flags = ["/O2", "/openmp"], []
+            compile_flags, link_flags = ["/O2", "/openmp", "/std:c++17"], []
         else:
-            compile_flags, link_flags = ["-O3"], []
+            compile_flags, link_flags = ["-O3", "-std=c++17"], []
             if _compiler_accepts(compiler_cmd[:1], ["-fopenmp"]):
                 compile_flags.append("-fopenmp")
                 link_flags.append("-fopenmp")
@@ -72,10 +76,16 @@ def _extensions():
     from Cython.Build import cythonize
 
     names = ["_kernels"]
+    core_headers = sorted(glob.glob("ovpool/core/**/*.hpp", recursive=True))
     if platform.machine().lower() in ("x86_64", "amd64"):
         names.append("_kernels_avx2")
+    # C++: the kernels are the header-only core in ovpool/core (shared with the native
+    # OpenVINO extension); each build gets its own ISA namespace for the core's symbols.
     extensions = [
-        Extension(f"ovpool.{name}", sources=[f"ovpool/{name}.pyx"], include_dirs=["ovpool"])
+        Extension(f"ovpool.{name}", sources=[f"ovpool/{name}.pyx"], include_dirs=["ovpool"],
+                  language="c++", depends=core_headers,
+                  define_macros=[("OVPOOL_CORE_ISA", "avx2" if name.endswith("_avx2")
+                                  else "baseline")])
         for name in names
     ]
     # Given here, not only in _kernels.pyx's header: _kernels_avx2.pyx includes that file, and
@@ -104,7 +114,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     packages=find_packages(include=["ovpool", "ovpool.*"]),
-    package_data={"ovpool": ["*.pyx", "*.h"]},
+    package_data={"ovpool": ["*.pyx", "core/*.hpp", "core/simd/*.hpp"]},
     ext_modules=_extensions(),
     cmdclass={"build_ext": BuildExt},
     install_requires=["numpy>=1.23", "lxml>=4.9"],

@@ -1,0 +1,45 @@
+// Build configuration shared by every ovpool core header.
+//
+// The core is compiled once per instruction set by each library that uses it (a baseline build
+// and one with -mavx2 -mfma -mf16c), sometimes into the same shared object. Every definition is
+// therefore placed in an inline namespace named after the build, ovpool::core::OVPOOL_CORE_ISA,
+// so the two copies of each inline function and template are distinct symbols (no ODR clash)
+// while callers still spell them ovpool::core::name.
+#ifndef OVPOOL_CORE_CONFIG_HPP
+#define OVPOOL_CORE_CONFIG_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#ifndef OVPOOL_CORE_ISA
+#define OVPOOL_CORE_ISA baseline
+#endif
+
+// 1 when the AVX2 row kernels (simd/rows_avx2.hpp) are compiled in. F16C is part of the set so
+// that the float16 conversions of this build are the hardware ones.
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define OVPOOL_CORE_HAVE_AVX2 1
+#else
+#define OVPOOL_CORE_HAVE_AVX2 0
+#endif
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+
+// Element counts and offsets, as in the packed window tables (numpy's intp).
+using index_t = std::ptrdiff_t;
+
+// Input elements per block when planes of a single spatial axis are pooled as the rows of one
+// pass (see AvgJob): enough to amortise a pass's set-up, small enough to stay in L2.
+constexpr index_t rows_block_elements = 16384;
+
+// Largest plane (elements) that max pooling with indices reduces window by window
+// (max_plane_direct) instead of by separable passes.
+constexpr index_t direct_max_plane = 1024;
+
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif

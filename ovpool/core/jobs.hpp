@@ -1,0 +1,203 @@
+// The entry points: one pooling call as a set of independent work items.
+//
+// A job picks the strategy for its call once (which loops suit the window tables and the
+// element type) and allocates scratch for `workers` workers; the caller owns the threads and
+// runs   for item in [0, items()): run(item, worker)   with any scheduling, `worker` being the
+// running thread's number in [0, workers). Items write disjoint outputs and each worker has
+// its own scratch, so no two threads share a buffer. Results never depend on the scheduling.
+//
+// The job keeps pointers into `packed`, the divisors and the arrays: they must outlive it.
+#ifndef OVPOOL_CORE_JOBS_HPP
+#define OVPOOL_CORE_JOBS_HPP
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "config.hpp"
+#include "geometry.hpp"
+#include "types.hpp"
+#include "average.hpp"
+#include "max.hpp"
+#include "simd/rows_avx2.hpp"
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+
+// Uninitialised storage (new T[n], not a vector: zeroing a large scratch would cost more than
+// some poolings).
+template <class T> inline std::unique_ptr<T[]> allocate(index_t n) {
+    return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n > 0 ? n : 1)]);
+}
+
+template <class S>
+class AvgJob {
+  public:
+    typedef avg_accumulator_t<S> A;
+
+    // x: (planes, in_plane) and out: (planes, out_plane), C-contiguous; divisor and
+    // divisor_real: out_plane each (see Divisors). Throws std::bad_alloc.
+    AvgJob(const S* x, S* out, index_t planes, const index_t* packed, const std::int64_t* divisor,
+           const double* divisor_real, int workers)
+        : x_(x), out_(out), planes_(planes), g_(make_geometry(packed)), items_(planes) {
+        divisors_.count = divisor;
+        divisors_.real = divisor_real;
+        if (workers < 1) workers = 1;
+#if OVPOOL_CORE_HAVE_AVX2
+        if (std::is_same<S, float>::value && g_.naxes == 2 && three_same(g_, 0) &&
+            three_same(g_, 1)) {
+            init_3x3_same(workers);
+            return;
+        }
+#endif
+        if (g_.naxes == 1) {
+            // One spatial axis: consecutive planes are rows of a single pass, so small planes
+            // are pooled in blocks instead of paying the per-plane set-up each time.
+            mode_ = Mode::rows;
+            block_ = std::min(planes, std::max<index_t>(1, rows_block_elements / g_.in_plane));
+            items_ = (planes + block_ - 1) / block_;
+            per_worker_ = block_ * g_.out_plane;
+        } else {
+            mode_ = Mode::planes;
+            per_worker_ = 2 * g_.scratch;
+        }
+        scratch_ = allocate<A>(workers * per_worker_);
+    }
+
+    index_t items() const { return items_; }
+
+    void run(index_t item, int worker) const noexcept {
+        switch (mode_) {
+            case Mode::rows: {
+                index_t first = item * block_;
+                index_t rows = std::min(block_, planes_ - first);
+                avg_rows(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
+                         scratch_.get() + worker * per_worker_, g_, divisors_, rows);
+                break;
+            }
+            case Mode::planes:
+                avg_plane(x_ + item * g_.in_plane, out_ + item * g_.out_plane,
+                          scratch_.get() + worker * per_worker_, g_, divisors_);
+                break;
+            case Mode::same3x3:
+                run_3x3_same(item, worker);
+                break;
+        }
+    }
+
+  private:
+    enum class Mode { planes, rows, same3x3 };
+
+    // float32 planes with 3x3 windows, stride 1, one element of padding per side, through
+    // simd::avg_3x3_same_plane: the divisors as float32 (exact: window sizes and +inf), each
+    // row's padded with ones to a multiple of 8, and a row of zeros per worker.
+    void init_3x3_same(int workers) {
+        mode_ = Mode::same3x3;
+        index_t rows = g_.length[0], cols = g_.length[1];
+        table_stride_ = (cols + 7) / 8 * 8;
+        table_ = allocate<float>(rows * table_stride_ + workers * cols);
+        float* zeros = table_.get() + rows * table_stride_;
+        std::memset(zeros, 0, static_cast<std::size_t>(workers * cols) * sizeof(float));
+        for (index_t i = 0; i < rows; ++i) {
+            for (index_t j = 0; j < table_stride_; ++j) {
+                table_[i * table_stride_ + j] =
+                    j < cols ? static_cast<float>(divisors_.real[i * cols + j]) : 1.0f;
+            }
+        }
+    }
+
+    void run_3x3_same(index_t item, int worker) const noexcept {
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (std::is_same<S, float>::value) {
+            index_t rows = g_.length[0], cols = g_.length[1];
+            simd::avg_3x3_same_plane(x_ + item * g_.in_plane, out_ + item * g_.out_plane, rows,
+                                     cols, table_.get(), table_stride_,
+                                     table_.get() + rows * table_stride_ + worker * cols);
+        }
+#else
+        (void)item;
+        (void)worker;
+#endif
+    }
+
+    const S* x_;
+    S* out_;
+    index_t planes_;
+    Geometry g_;
+    Divisors divisors_;
+    Mode mode_ = Mode::planes;
+    index_t items_;
+    index_t block_ = 1;       // planes per item (rows mode)
+    index_t per_worker_ = 0;  // scratch elements per worker
+    std::unique_ptr<A[]> scratch_;
+    std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
+    index_t table_stride_ = 0;
+};
+
+template <class S>
+class MaxJob {
+  public:
+    typedef max_accumulator_t<S> A;
+
+    // At most one of out_index64 / out_index32 is non-null (both null: values only). The index
+    // of an output is (plane % plane_modulus) * in_plane + offset % offset_modulus, offset being
+    // the chosen element's offset within its plane; empty windows get empty_value and offset 0.
+    // Throws std::bad_alloc.
+    MaxJob(const S* x, S* out, index_t planes, const index_t* packed, std::int64_t* out_index64,
+           std::int32_t* out_index32, std::int64_t plane_modulus, std::int64_t offset_modulus,
+           double empty_value, int workers)
+        : x_(x), out_(out), planes_(planes), g_(make_geometry(packed)),
+          empty_value_(static_cast<A>(empty_value)) {
+        spec_.out64 = out_index64;
+        spec_.out32 = out_index32;
+        spec_.plane_modulus = plane_modulus;
+        spec_.offset_modulus = offset_modulus;
+        if (workers < 1) workers = 1;
+        with_index_ = out_index64 != nullptr || out_index32 != nullptr;
+        // Small 2-D planes with indices: each window on its own (see max_plane_direct).
+        direct_ = with_index_ && g_.naxes == 2 && g_.in_plane <= direct_max_plane;
+        // Two plane-sized buffers, then the row buffers of max_plane_values.
+        per_worker_ = 2 * g_.scratch + max_row_buffers(g_);
+        scratch_ = allocate<A>(workers * per_worker_);
+        if (with_index_) index_scratch_ = allocate<std::int64_t>(workers * per_worker_);
+    }
+
+    index_t items() const { return planes_; }
+
+    void run(index_t plane, int worker) const noexcept {
+        A* scratch = scratch_.get() + worker * per_worker_;
+        const S* x = x_ + plane * g_.in_plane;
+        S* out = out_ + plane * g_.out_plane;
+        if (direct_) {
+            max_plane_direct(x, out, plane, spec_, scratch,
+                             index_scratch_.get() + worker * per_worker_, g_, empty_value_);
+        } else if (with_index_) {
+            max_plane(x, out, plane, spec_, scratch, index_scratch_.get() + worker * per_worker_,
+                      g_, empty_value_);
+        } else {
+            max_plane_values(x, out, scratch, scratch + 2 * g_.scratch, g_, empty_value_);
+        }
+    }
+
+  private:
+    const S* x_;
+    S* out_;
+    index_t planes_;
+    Geometry g_;
+    IndexSpec spec_;
+    A empty_value_;
+    bool with_index_ = false;
+    bool direct_ = false;
+    index_t per_worker_ = 0;
+    std::unique_ptr<A[]> scratch_;
+    std::unique_ptr<std::int64_t[]> index_scratch_;
+};
+
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif

@@ -1,0 +1,562 @@
+// Max pooling: separable max passes (with or without the winner's index), a values-only path
+// that reduces the last two axes one output row at a time, and a direct path for small planes
+// with indices.
+//
+// Rule: the larger value wins; NaN loses to any number (a window of NaNs keeps its first one);
+// among equal values (or all NaN) the smaller plane offset wins, which is the first element
+// in row-major window order. Every path combines the same elements in the same order, so the
+// paths, builds and thread counts all give the same bits.
+#ifndef OVPOOL_CORE_MAX_HPP
+#define OVPOOL_CORE_MAX_HPP
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "config.hpp"
+#include "geometry.hpp"
+#include "types.hpp"
+#include "simd/rows_avx2.hpp"
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+
+// Bitwise rather than short-circuit logic below keeps the callers' loops free of branches,
+// so that the compiler can vectorise them with compare-and-blend.
+
+// True when `value` beats `best`: larger, or a number against a NaN. !(value <= best) holds
+// when value > best and whenever either is NaN; value == value then rules out a NaN value.
+// Same truth table as `value > best || (isnan(best) && !isnan(value))`, in two vector compares
+// instead of three plus an extra logic op.
+template <class A>
+inline bool replaces(A value, A best) {
+    return (!(value <= best)) & (value == value);
+}
+
+// As replaces, with equal values (or two NaNs) going to the smaller plane offset.
+template <class A>
+inline bool replaces_at(A value, std::int64_t index, A best, std::int64_t best_index) {
+    bool tie = (value == best) | ((value != value) & (best != best));
+    return (tie & (index < best_index)) | ((!tie) & ((value > best) | (best != best)));
+}
+
+// Max of windows first .. last-1 of one contiguous row, each on its own. With out_index,
+// candidates are row_index entries, or (row_index null) the element's plane offset
+// row_offset + position.
+template <class Src, class A>
+inline void max_windows(const Src* row, A* out, const std::int64_t* row_index,
+                        std::int64_t* out_index, index_t row_offset, const index_t* begin,
+                        const index_t* count, index_t first, index_t last, index_t dil,
+                        A empty_value) {
+    for (index_t j = first; j < last; ++j) {
+        if (count[j] == 0) {
+            out[j] = empty_value;
+            if (out_index != nullptr) out_index[j] = 0;
+            continue;
+        }
+        index_t position = begin[j];
+        A best = load<A>(row[position]);
+        if (out_index == nullptr) {
+            for (index_t t = 1; t < count[j]; ++t) {
+                A value = load<A>(row[position + t * dil]);
+                if (replaces(value, best)) best = value;
+            }
+        } else {
+            std::int64_t best_index =
+                row_index != nullptr ? row_index[position] : row_offset + position;
+            for (index_t t = 1; t < count[j]; ++t) {
+                A value = load<A>(row[position + t * dil]);
+                std::int64_t candidate = row_index != nullptr ? row_index[position + t * dil]
+                                                              : row_offset + position + t * dil;
+                if (replaces_at(value, candidate, best, best_index)) {
+                    best = value;
+                    best_index = candidate;
+                }
+            }
+            out_index[j] = best_index;
+        }
+        out[j] = best;
+    }
+}
+
+// Max with index over the full windows lo .. hi-1 of one contiguous row, tap by tap across all
+// of them. Window j starts at first + (j - lo) * step.
+template <class Src, class A>
+void max_interior_indexed(const Src* row, A* out, const std::int64_t* row_index,
+                          std::int64_t* out_index, index_t row_offset, index_t first, index_t lo,
+                          index_t hi, index_t step, index_t taps, index_t dil) {
+    for (index_t t = 0; t < taps; ++t) {
+        // Window j's tap t sits at tap[j * step].
+        std::int64_t base = first + t * dil - lo * step;
+        const Src* tap = row + base;
+        const std::int64_t* tap_index = row_index != nullptr ? row_index + base : nullptr;
+        if (t == 0) {
+            for (index_t j = lo; j < hi; ++j) out[j] = load<A>(tap[j * step]);
+            if (row_index != nullptr) {
+                for (index_t j = lo; j < hi; ++j) out_index[j] = tap_index[j * step];
+            } else {
+                for (index_t j = lo; j < hi; ++j) out_index[j] = row_offset + base + j * step;
+            }
+        } else if (row_index != nullptr) {
+            for (index_t j = lo; j < hi; ++j) {
+                A value = load<A>(tap[j * step]);
+                std::int64_t candidate = tap_index[j * step];
+                bool better = replaces_at(value, candidate, out[j], out_index[j]);
+                out[j] = better ? value : out[j];
+                out_index[j] = better ? candidate : out_index[j];
+            }
+        } else {
+            // Offsets grow with t, so a tie keeps the earlier tap.
+            for (index_t j = lo; j < hi; ++j) {
+                A value = load<A>(tap[j * step]);
+                bool better = replaces(value, out[j]);
+                out[j] = better ? value : out[j];
+                out_index[j] = better ? (row_offset + base + j * step) : out_index[j];
+            }
+        }
+    }
+}
+
+// dst[i] = the max of r0[i], r1[i], r2[i] (the first `rows` of them, 1 to 3), combined in that
+// order: one sweep writing dst once for the common windows of 2 or 3 taps.
+template <class Src, class A>
+inline void max_rows3(A* dst, const Src* r0, const Src* r1, const Src* r2, index_t rows,
+                      index_t n) {
+    if (rows == 1) {
+        for (index_t i = 0; i < n; ++i) dst[i] = load<A>(r0[i]);
+    } else if (rows == 2) {
+        for (index_t i = 0; i < n; ++i) {
+            A a = load<A>(r0[i]);
+            A b = load<A>(r1[i]);
+            dst[i] = replaces(b, a) ? b : a;
+        }
+    } else {
+        for (index_t i = 0; i < n; ++i) {
+            A a = load<A>(r0[i]);
+            A b = load<A>(r1[i]);
+            A c = load<A>(r2[i]);
+            a = replaces(b, a) ? b : a;
+            dst[i] = replaces(c, a) ? c : a;
+        }
+    }
+}
+
+// dst[i] = the max of dst[i] and then r[i].
+template <class Src, class A>
+inline void max_into(A* dst, const Src* r, index_t n) {
+    for (index_t i = 0; i < n; ++i) {
+        A value = load<A>(r[i]);
+        dst[i] = replaces(value, dst[i]) ? value : dst[i];
+    }
+}
+
+// Max of every window of one contiguous row (the last axis) into out[0 .. out_len).
+//
+// Full windows are reduced tap by tap across all of them so that the loop over outputs
+// vectorises (the first three taps in one sweep). With stride 2 the row is first split into
+// its even and odd elements (`phases`: at least length + 2 elements), so that every tap reads
+// a contiguous run: tap t of window lo + j is element (begin[lo] + t*dil) / 2 + j of the phase
+// (begin[lo] + t*dil) % 2. Taps are still combined in window order.
+template <class Src, class A>
+void max_row(const Src* row, A* out, const AxisTable& w, A* phases, A empty_value) {
+    max_windows(row, out, nullptr, nullptr, 0, w.begin, w.count, 0, w.lo, w.dil, empty_value);
+    max_windows(row, out, nullptr, nullptr, 0, w.begin, w.count, w.hi, w.out_len, w.dil,
+                empty_value);
+    if (w.hi <= w.lo) return;
+    index_t first = w.begin[w.lo];
+    index_t windows = w.hi - w.lo;
+    out = out + w.lo;
+    if (w.step == 1) {
+        max_rows3(out, row + first, row + first + w.dil, row + first + 2 * w.dil,
+                  std::min<index_t>(w.taps, 3), windows);
+        for (index_t t = 3; t < w.taps; ++t) max_into(out, row + first + t * w.dil, windows);
+        return;
+    }
+    if (w.step == 2 && windows >= 4) {
+        // Elements first .. first + n - 1 are read by the full windows.
+        index_t n = 2 * (windows - 1) + (w.taps - 1) * w.dil + 1;
+        index_t half = (n + 1) / 2;
+        A* even = phases;
+        A* odd = phases + half;
+        for (index_t m = 0; m < n / 2; ++m) {
+            even[m] = load<A>(row[first + 2 * m]);
+            odd[m] = load<A>(row[first + 2 * m + 1]);
+        }
+        if (n % 2) even[half - 1] = load<A>(row[first + n - 1]);
+        const A* p[3] = {even, even, even};
+        for (index_t t = 0; t < std::min<index_t>(w.taps, 3); ++t) {
+            index_t q = t * w.dil;
+            p[t] = (q % 2 ? odd : even) + q / 2;
+        }
+        max_rows3(out, p[0], p[1], p[2], std::min<index_t>(w.taps, 3), windows);
+        for (index_t t = 3; t < w.taps; ++t) {
+            index_t q = t * w.dil;
+            max_into(out, static_cast<const A*>((q % 2 ? odd : even) + q / 2), windows);
+        }
+        return;
+    }
+    for (index_t j = 0; j < windows; ++j) out[j] = load<A>(row[first + w.step * j]);
+    for (index_t t = 1; t < w.taps; ++t) {
+        for (index_t j = 0; j < windows; ++j) {
+            A value = load<A>(row[first + t * w.dil + w.step * j]);
+            out[j] = replaces(value, out[j]) ? value : out[j];
+        }
+    }
+}
+
+// max_pass with indices for the last spatial axis, where windows run along contiguous memory.
+// (Values alone go through max_plane_values, row by row.)
+template <class Src, class A>
+void max_last_axis(const Src* src, A* dst, const std::int64_t* src_index,
+                   std::int64_t* dst_index, const Geometry& g, index_t axis, index_t outer,
+                   A empty_value) {
+    AxisTable w = axis_table(g, axis);
+    for (index_t o = 0; o < outer; ++o) {
+        const Src* row = src + o * w.length;
+        A* out = dst + o * w.out_len;
+        const std::int64_t* row_index = src_index != nullptr ? src_index + o * w.length : nullptr;
+        std::int64_t* out_index = dst_index + o * w.out_len;
+        max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, 0, w.lo,
+                    w.dil, empty_value);
+        max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, w.hi,
+                    w.out_len, w.dil, empty_value);
+        if (w.hi > w.lo) {
+            max_interior_indexed(row, out, row_index, out_index, o * w.length, w.begin[w.lo],
+                                 w.lo, w.hi, w.step, w.taps, w.dil);
+        }
+    }
+}
+
+// dst[0 .. inner) = the max over window j of axis v of the rows of length `inner` in outer
+// block o of src, taps in window order.
+template <class Src, class A>
+void max_columns(const Src* src, A* dst, const AxisTable& v, index_t o, index_t j,
+                 index_t inner, A empty_value) {
+    index_t n = v.count[j];
+    index_t gap = v.dil * inner;
+    if (n == 0) {
+        for (index_t i = 0; i < inner; ++i) dst[i] = empty_value;
+        return;
+    }
+    const Src* r0 = src + (o * v.length + v.begin[j]) * inner;
+    max_rows3(dst, r0, r0 + gap, r0 + 2 * gap, std::min<index_t>(n, 3), inner);
+    for (index_t t = 3; t < n; ++t) max_into(dst, r0 + t * gap, inner);
+}
+
+// One separable max pass over `axis`. src_index null on the first pass (candidate index = the
+// element's offset in the plane); dst_index null when no index is wanted.
+template <class Src, class A>
+void max_pass(const Src* src, A* dst, const std::int64_t* src_index, std::int64_t* dst_index,
+              const Geometry& g, index_t axis, A empty_value) {
+    index_t outer, inner;
+    AxisTable w = axis_table(g, axis);
+    pass_shape(g, axis, &outer, &inner);
+    if (inner == 1) {
+        max_last_axis(src, dst, src_index, dst_index, g, axis, outer, empty_value);
+        return;
+    }
+    if (dst_index == nullptr) {
+        // Values only: up to three taps per sweep, as in the row-by-row path.
+        for (index_t o = 0; o < outer; ++o) {
+            for (index_t j = 0; j < w.out_len; ++j) {
+                max_columns(src, dst + (o * w.out_len + j) * inner, w, o, j, inner,
+                            empty_value);
+            }
+        }
+        return;
+    }
+    for (index_t o = 0; o < outer; ++o) {
+        for (index_t j = 0; j < w.out_len; ++j) {
+            A* best = dst + (o * w.out_len + j) * inner;
+            std::int64_t* best_index = dst_index + (o * w.out_len + j) * inner;
+            if (w.count[j] == 0) {
+                // Every window through this position is empty; later passes only ever
+                // combine it with other empty entries.
+                for (index_t i = 0; i < inner; ++i) {
+                    best[i] = empty_value;
+                    best_index[i] = 0;
+                }
+                continue;
+            }
+            index_t first = (o * w.length + w.begin[j]) * inner;
+            const Src* row = src + first;
+            for (index_t i = 0; i < inner; ++i) best[i] = load<A>(row[i]);
+            if (src_index == nullptr) {
+                for (index_t i = 0; i < inner; ++i) best_index[i] = first + i;
+            } else {
+                for (index_t i = 0; i < inner; ++i) best_index[i] = src_index[first + i];
+            }
+            for (index_t t = 1; t < w.count[j]; ++t) {
+                index_t position = (o * w.length + w.begin[j] + t * w.dil) * inner;
+                row = src + position;
+                if (src_index == nullptr) {
+                    // Later taps have larger offsets: ties keep the earlier one.
+                    for (index_t i = 0; i < inner; ++i) {
+                        A value = load<A>(row[i]);
+                        bool better = replaces(value, best[i]);
+                        best[i] = better ? value : best[i];
+                        best_index[i] = better ? (position + i) : best_index[i];
+                    }
+                } else {
+                    const std::int64_t* row_index = src_index + position;
+                    for (index_t i = 0; i < inner; ++i) {
+                        A value = load<A>(row[i]);
+                        bool better = replaces_at(value, row_index[i], best[i], best_index[i]);
+                        best[i] = better ? value : best[i];
+                        best_index[i] = better ? row_index[i] : best_index[i];
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Max-pool one plane by passes; with index_scratch also write the indices `spec` asks for.
+// scratch and index_scratch each hold two Geometry::scratch buffers.
+template <class S, class A>
+void max_plane(const S* x, S* out, index_t plane, const IndexSpec& spec, A* scratch,
+               std::int64_t* index_scratch, const Geometry& g, A empty_value) {
+    A* dst = scratch;
+    std::int64_t* dst_index = index_scratch;
+    std::int64_t offset_modulus = spec.offset_modulus;
+    max_pass(x, dst, static_cast<const std::int64_t*>(nullptr), dst_index, g, 0, empty_value);
+    for (index_t a = 1; a < g.naxes; ++a) {
+        const A* src = dst;
+        const std::int64_t* src_index = dst_index;
+        dst = scratch + (a % 2) * g.scratch;
+        if (index_scratch != nullptr) dst_index = index_scratch + (a % 2) * g.scratch;
+        max_pass(src, dst, src_index, dst_index, g, a, empty_value);
+    }
+    for (index_t i = 0; i < g.out_plane; ++i) out[i] = store<S>(dst[i]);
+    if (index_scratch == nullptr) return;
+    std::int64_t base = (plane % spec.plane_modulus) * g.in_plane;
+    if (offset_modulus < g.in_plane) {
+        for (index_t i = 0; i < g.out_plane; ++i) dst_index[i] = base + dst_index[i] % offset_modulus;
+    } else if (base != 0) {
+        for (index_t i = 0; i < g.out_plane; ++i) dst_index[i] += base;
+    }
+    if (spec.out64 != nullptr) {
+        for (index_t i = 0; i < g.out_plane; ++i) spec.out64[plane * g.out_plane + i] = dst_index[i];
+    } else {
+        for (index_t i = 0; i < g.out_plane; ++i) {
+            spec.out32[plane * g.out_plane + i] = static_cast<std::int32_t>(dst_index[i]);
+        }
+    }
+}
+
+// Max-pool one small 2-D plane with indices, one output row at a time: the rows of the
+// vertical window are reduced into `column` (value) and `column_offset` (its plane offset),
+// each at least the last axis long, then each window of that row is read from there. The same
+// two reductions in the same order as max_plane's passes, so the same winners, without
+// plane-sized scratch, index passes or the final copy; for planes of a few hundred elements
+// those cost more than the reductions themselves.
+template <class S, class A>
+void max_plane_direct(const S* x, S* out, index_t plane, const IndexSpec& spec, A* column,
+                      std::int64_t* column_offset, const Geometry& g, A empty_value) {
+    AxisTable v = axis_table(g, 0);
+    AxisTable h = axis_table(g, 1);
+    index_t k = 0, width = h.length;
+    std::int64_t base = (plane % spec.plane_modulus) * g.in_plane;
+    std::int64_t offset_modulus = spec.offset_modulus;
+    bool wrap = offset_modulus < g.in_plane;
+    for (index_t i = 0; i < v.out_len; ++i) {
+        index_t rows = v.count[i];
+        if (rows > 0) {
+            index_t row = v.begin[i] * width;
+            for (index_t c = 0; c < width; ++c) {
+                column[c] = load<A>(x[row + c]);
+                column_offset[c] = row + c;
+            }
+            for (index_t a = 1; a < rows; ++a) {
+                // Later rows have larger offsets: ties keep the earlier one.
+                row = (v.begin[i] + a * v.dil) * width;
+                for (index_t c = 0; c < width; ++c) {
+                    A value = load<A>(x[row + c]);
+                    bool better = replaces(value, column[c]);
+                    column[c] = better ? value : column[c];
+                    column_offset[c] = better ? (row + c) : column_offset[c];
+                }
+            }
+        }
+        for (index_t j = 0; j < h.out_len; ++j) {
+            index_t cols = h.count[j];
+            A best;
+            std::int64_t best_offset;
+            if (rows == 0 || cols == 0) {
+                best = empty_value;
+                best_offset = 0;
+            } else {
+                index_t position = h.begin[j];
+                best = column[position];
+                best_offset = column_offset[position];
+                for (index_t b = 1; b < cols; ++b) {
+                    position = h.begin[j] + b * h.dil;
+                    bool better = replaces_at(column[position], column_offset[position], best,
+                                              best_offset);
+                    best = better ? column[position] : best;
+                    best_offset = better ? column_offset[position] : best_offset;
+                }
+            }
+            out[k] = store<S>(best);
+            std::int64_t index = base + (wrap ? best_offset % offset_modulus : best_offset);
+            if (spec.out64 != nullptr) {
+                spec.out64[plane * g.out_plane + k] = index;
+            } else {
+                spec.out32[plane * g.out_plane + k] = static_cast<std::int32_t>(index);
+            }
+            k += 1;
+        }
+    }
+}
+
+template <class A>
+inline A max_of_rows3(const A* r0, const A* r1, const A* r2, index_t i) {
+    A best = r0[i];
+    best = replaces(r1[i], best) ? r1[i] : best;
+    return replaces(r2[i], best) ? r2[i] : best;
+}
+
+// max_windows over the row of maxima of r0, r1, r2 (element by element, in that order)
+// without writing that row: for the few edge windows around the AVX2 row kernel.
+template <class A>
+void max_windows_rows3(const A* r0, const A* r1, const A* r2, A* out, const AxisTable& w,
+                       index_t first, index_t last, A empty_value) {
+    for (index_t j = first; j < last; ++j) {
+        if (w.count[j] == 0) {
+            out[j] = empty_value;
+            continue;
+        }
+        A best = max_of_rows3(r0, r1, r2, w.begin[j]);
+        for (index_t t = 1; t < w.count[j]; ++t) {
+            A value = max_of_rows3(r0, r1, r2, w.begin[j] + t * w.dil);
+            best = replaces(value, best) ? value : best;
+        }
+        out[j] = best;
+    }
+}
+
+#if OVPOOL_CORE_HAVE_AVX2
+// Output row j of outer block o through the AVX2 row kernel for 3-wide, stride-2 windows
+// (float32 rows only; see max_plane_values). Up to three rows of the vertical window are
+// handed to the kernel as they are, taller windows are reduced into `column` first.
+inline void max_output_row_k3s2(const float* plane_rows, float* column, const AxisTable& v,
+                                const AxisTable& h, index_t o, index_t j, bool padded_start,
+                                float* target, float empty_value) {
+    index_t taps = v.count[j], gap = v.dil * h.length;
+    const float* r0;
+    const float* r1;
+    const float* r2;
+    if (1 <= taps && taps <= 3) {
+        r0 = plane_rows + (o * v.length + v.begin[j]) * h.length;
+        r1 = r0 + (taps > 1 ? gap : 0);
+        r2 = r0 + (taps - 1) * gap;
+    } else {
+        max_columns(plane_rows, column, v, o, j, h.length, empty_value);
+        r0 = r1 = r2 = column;
+    }
+    max_windows_rows3(r0, r1, r2, target, h, h.hi, h.out_len, empty_value);
+    if (padded_start) {
+        simd::max_k3s2_row_padded(r0, r1, r2, target, h.hi);
+    } else {
+        max_windows_rows3(r0, r1, r2, target, h, 0, h.lo, empty_value);
+        simd::max_k3s2_row(r0 + h.begin[h.lo], r1 + h.begin[h.lo], r2 + h.begin[h.lo],
+                           target + h.lo, h.hi - h.lo);
+    }
+}
+#endif
+
+template <class S, class A>
+inline void store_row(S* dst, const A* src, index_t n) {
+    for (index_t i = 0; i < n; ++i) dst[i] = store<S>(src[i]);
+}
+
+// Elements of the row buffers max_plane_values needs after its two plane-sized buffers.
+inline index_t max_row_buffers(const Geometry& g) {
+    return 3 * (g.length[g.naxes - 1] + 2) + g.output[g.naxes - 1];
+}
+
+// Max-pool one plane, values only. Axes before the last two are reduced by whole passes as in
+// max_plane; the last two then go one output row at a time: the rows of the second-to-last
+// axis's window are reduced into one row (in `rows`, in L1), and that row's windows are written
+// straight into the output row. No plane-sized intermediate, no final copy. `rows` holds
+// max_row_buffers(g) elements. Same taps in the same order as max_plane, so the same bits.
+template <class S, class A>
+void max_plane_values(const S* x, S* out, A* scratch, A* rows, const Geometry& g,
+                      A empty_value) {
+    index_t n = g.naxes, outer = 1;
+    AxisTable h = axis_table(g, n - 1);
+    A* column = rows;
+    A* phases = rows + h.length + 2;
+    A* buffer = rows + 3 * (h.length + 2);
+    A* dst = scratch;
+    const A* src = nullptr;
+    // The output is written in place when it has the accumulator's type (int64 is long, its
+    // accumulator long long: the same representation).
+    constexpr bool direct = std::is_same<S, A>::value ||
+        (std::is_same<S, std::int64_t>::value && sizeof(A) == 8 && std::is_integral<A>::value);
+    A* out_direct = nullptr;
+    if constexpr (direct) out_direct = reinterpret_cast<A*>(out);
+#if OVPOOL_CORE_HAVE_AVX2
+    // float32 rows (the input's, or the passes' result) with 3-wide, stride-2 windows along the
+    // last axis: the AVX2 row kernel reduces the vertical and horizontal windows in one vector
+    // loop.
+    bool k3s2 = (std::is_same<A, float>::value && (n > 2 || std::is_same<S, float>::value) &&
+                 h.step == 2 && h.taps == 3 && h.dil == 1 && h.hi > h.lo);
+#else
+    bool k3s2 = false;
+#endif
+    // One element of padding before the row (ResNet's 3x3/s2/p1): window 0 holds the row's
+    // first two elements, and the vector loop covers it too.
+    [[maybe_unused]] bool padded_start = (k3s2 && h.lo == 1 && h.count[0] == 2 && h.begin[0] == 0 &&
+                         h.begin[1] == 1);
+    if (n == 1) {
+        A* target = direct ? out_direct : buffer;
+        max_row(x, target, h, phases, empty_value);
+        if (!direct) store_row(out, buffer, h.out_len);
+        return;
+    }
+    if (n > 2) {
+        max_pass(x, dst, static_cast<const std::int64_t*>(nullptr),
+                 static_cast<std::int64_t*>(nullptr), g, 0, empty_value);
+        for (index_t a = 1; a < n - 2; ++a) {
+            const A* previous = dst;
+            dst = scratch + (a % 2) * g.scratch;
+            max_pass(previous, dst, static_cast<const std::int64_t*>(nullptr),
+                     static_cast<std::int64_t*>(nullptr), g, a, empty_value);
+        }
+        src = dst;
+    }
+    AxisTable v = axis_table(g, n - 2);
+    for (index_t a = 0; a < n - 2; ++a) outer *= g.output[a];
+    for (index_t o = 0; o < outer; ++o) {
+        for (index_t j = 0; j < v.out_len; ++j) {
+            A* target = direct ? out_direct + (o * v.out_len + j) * h.out_len : buffer;
+            if (k3s2) {
+#if OVPOOL_CORE_HAVE_AVX2
+                if constexpr (std::is_same<A, float>::value) {
+                    // The rows the vertical windows read: the input, or the passes' result.
+                    const float* plane_rows =
+                        n > 2 ? src : reinterpret_cast<const float*>(x);
+                    max_output_row_k3s2(plane_rows, column, v, h, o, j, padded_start, target,
+                                        empty_value);
+                }
+#endif
+            } else {
+                if (n == 2) {
+                    max_columns(x, column, v, o, j, h.length, empty_value);
+                } else {
+                    max_columns(src, column, v, o, j, h.length, empty_value);
+                }
+                max_row(static_cast<const A*>(column), target, h, phases, empty_value);
+            }
+            if (!direct) store_row(out + (o * v.out_len + j) * h.out_len, buffer, h.out_len);
+        }
+    }
+}
+
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif
