@@ -5,6 +5,7 @@ it compares with samples/expected (or, for the ONNX models, ONNX Runtime's outpu
     python run_samples.py <libovpool_extension.so> <samples dir>
 """
 
+import ctypes
 import glob
 import json
 import os
@@ -17,6 +18,10 @@ assert "ovpool" not in sys.modules
 library, samples = sys.argv[1], sys.argv[2]
 core = ov.Core()
 core.add_extension(library)
+# Which kernel build runs (the library exports it for diagnostics).
+isa = ctypes.CDLL(library).ovpool_kernel_isa
+isa.restype = ctypes.c_char_p
+print(json.dumps({"kernel_isa": isa().decode()}), flush=True)
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 2}
 
 

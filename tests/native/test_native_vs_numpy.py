@@ -10,6 +10,10 @@ ovpool's float16 kernels by the double rounding, and a max window without input 
 -inf (float32's lowest value, rounded) instead of float16's lowest, -65504.
 """
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import onnx
 import openvino as ov
@@ -237,3 +241,15 @@ def test_onnx_max_pool(core, tmp_path, dtype):
         np.testing.assert_array_equal(got[0].view(np.uint8), values.view(np.uint8), err_msg=what)
         if with_indices:
             np.testing.assert_array_equal(got[1], indices, err_msg=what)
+
+
+@pytest.mark.skipif(os.environ.get("OVPOOL_NATIVE_ISA") == "baseline", reason="this is that run")
+def test_everything_above_with_the_baseline_kernels(native_library):
+    """The same comparisons with the library's baseline kernels (OVPOOL_NATIVE_ISA=baseline),
+    in a fresh process: the kernel build is chosen when the library loads."""
+    env = {**os.environ, "OVPOOL_NATIVE_ISA": "baseline",
+           "OVPOOL_NATIVE_TEST_LIBRARY": native_library}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             os.path.abspath(__file__)], capture_output=True, text=True,
+                            env=env, timeout=1200, cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

@@ -2,6 +2,8 @@
 #include "kernels.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "openvino/core/parallel.hpp"
 
@@ -23,7 +25,16 @@ bool cpu_has_avx2() {
 #endif
 }
 
-const bool use_avx2 = cpu_has_avx2();
+// OVPOOL_NATIVE_ISA=baseline in the environment runs the baseline kernels on an AVX2 CPU too
+// (the tests use it to check both builds).
+bool choose_avx2() {
+    const char* forced = std::getenv("OVPOOL_NATIVE_ISA");
+    if (forced && std::strcmp(forced, "baseline") == 0)
+        return false;
+    return cpu_has_avx2();
+}
+
+const bool use_avx2 = choose_avx2();
 
 }  // namespace
 
