@@ -35,9 +35,9 @@ void check_openvino_version() {
     const ov::Version running = ov::get_openvino_version();
     const std::string build = running.buildNumber ? running.buildNumber : "";
     if (release_of(build) != BUILT_FOR)
-        OPENVINO_THROW("ovpool's OpenVINO extension was built for OpenVINO ", BUILT_FOR, " (build ",
-                       OVPOOL_NATIVE_OPENVINO_BUILD, ") but this process runs OpenVINO ", build,
-                       "; rebuild it against this OpenVINO (python -m ovpool.native.build)");
+        throw ExtensionError(std::string("ovpool's OpenVINO extension was built for OpenVINO ") + BUILT_FOR +
+                             " but this process runs OpenVINO " + build +
+                             "; rebuild it against this OpenVINO (python -m ovpool.native.build)");
 }
 
 std::vector<ov::Extension::Ptr> extensions() {

@@ -22,6 +22,13 @@ namespace native {
 
 extern const char* const OPSET;  // "ovpool"
 
+// The exceptions the extension throws: ov::Exceptions (Python sees RuntimeError) whose message is
+// the layer and the core's message, without the source location OPENVINO_THROW adds.
+class ExtensionError : public ov::Exception {
+public:
+    explicit ExtensionError(const std::string& message) : ov::Exception(message) {}
+};
+
 // Attributes of the fixed-window ops, as the IR holds them.
 struct AvgAttributes {
     PoolSpec window;

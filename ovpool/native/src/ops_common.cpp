@@ -39,13 +39,13 @@ void PoolingBase::rethrow() const {
     try {
         throw;
     } catch (const std::bad_alloc&) {
-        OPENVINO_THROW(context(), ": out of memory");
+        throw ExtensionError(context() + ": out of memory");
     } catch (const ov::Exception&) {
         throw;
     } catch (const std::exception& error) {
-        OPENVINO_THROW(context(), ": ", error.what());
+        throw ExtensionError(context() + ": " + error.what());
     } catch (...) {
-        OPENVINO_THROW(context(), ": unknown error");
+        throw ExtensionError(context() + ": unknown error");
     }
 }
 
