@@ -93,6 +93,9 @@ def _extensions():
     directives = {"language_level": 3, "boundscheck": False, "wraparound": False,
                   "cdivision": True, "initializedcheck": False, "nonecheck": False,
                   "embedsignature": True}
+    extensions.append(Extension("ovpool._rules", sources=["ovpool/_rules.pyx"],
+                                include_dirs=["ovpool"], language="c++",
+                                extra_compile_args=["-std=c++17"]))
     return cythonize(extensions, compiler_directives=directives,
                      annotate=os.environ.get("OVPOOL_ANNOTATE") == "1")
 
@@ -114,7 +117,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     packages=find_packages(include=["ovpool", "ovpool.*"]),
-    package_data={"ovpool": ["*.pyx", "core/*.hpp", "core/simd/*.hpp"],
+    package_data={"ovpool": ["*.pyx", "*.h", "core/*.hpp", "core/simd/*.hpp"],
                   # The native OpenVINO extension's sources, built by ovpool.native.build.
                   "ovpool.native": ["CMakeLists.txt", "src/*.cpp", "src/*.hpp"]},
     ext_modules=_extensions(),

@@ -1,14 +1,17 @@
-"""Output-shape and padding rules of pooling, in pure Python.
+"""Output-shape and padding rules of pooling: the Python face of ``ovpool/core/rules.hpp``.
 
 This module turns user-facing attributes (kernel, strides, pads, dilations, auto_pad, rounding)
 into per-axis canonical window parameters. It is shared by the numpy API, the IR runtime's shape
 inference and the OpenVINO bridge, so every caller agrees on one set of rules; the rules
-themselves are those of ``shared/docs/semantics.md``.
+themselves (those of ``shared/docs/semantics.md``) live in C++ (``ovpool/core/rules.hpp``,
+through ``ovpool._rules``), which the native OpenVINO extension uses too. Only the Python type
+checks and normalisation (ints, sequences, strings) are here.
 """
 
 import numbers
 from dataclasses import dataclass
 
+from . import _rules
 from .errors import BadAttributeError, BadShapeError
 
 __all__ = [
@@ -27,13 +30,11 @@ __all__ = [
     "adaptive_end",
 ]
 
-AUTO_PADS = ("explicit", "same_upper", "same_lower", "valid")
-ROUNDING_TYPES = ("floor", "ceil", "ceil_torch")
+AUTO_PADS = _rules.AUTO_PADS
+ROUNDING_TYPES = _rules.ROUNDING_TYPES
 # Larger attribute values cannot describe a real window and would overflow the int64 window
 # arithmetic; they are refused outright.
-MAX_ATTRIBUTE_VALUE = 1 << 40
-# OpenVINO's PadType enum spells explicit padding "notset" too.
-_AUTO_PAD_ALIASES = {"notset": "explicit"}
+MAX_ATTRIBUTE_VALUE = _rules.MAX_ATTRIBUTE_VALUE_
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class AxisWindow:
     pad_end: int
     output: int
 
+    # Mirrors ovpool::core::AxisWindow.
     @property
     def effective_kernel(self):
         return (self.kernel - 1) * self.dilation + 1
@@ -81,47 +83,29 @@ def normalize_per_axis(name, value, rank, default=None, minimum=0):
                 f"attribute '{name}' must be an int or a sequence of ints, got {value!r}"
             ) from None
         if len(values) != rank:
-            raise BadAttributeError(
-                f"attribute '{name}' has {len(values)} values {list(values)!r}, "
-                f"expected one per spatial axis ({rank})"
-            )
+            # refuses the count, naming the values as given
+            _rules.check_per_axis(name, (0,) * len(values), rank, minimum, repr(list(values)))
         if not all(_is_int(v) for v in values):
             raise BadAttributeError(
                 f"attribute '{name}' must hold integers, got {list(values)!r}"
             )
         values = tuple(int(v) for v in values)
-    for v in values:
-        if v > MAX_ATTRIBUTE_VALUE:
-            raise BadAttributeError(
-                f"attribute '{name}' is {list(values)!r}; values above {MAX_ATTRIBUTE_VALUE} "
-                "are not supported"
-            )
-        if v < minimum:
-            what = "positive" if minimum == 1 else f"at least {minimum}"
-            raise BadAttributeError(
-                f"attribute '{name}' must be {what}, got {list(values)!r}"
-            )
+    _rules.check_per_axis(name, values, rank, minimum)
     return values
 
 
-def _normalize_name(name, value, allowed, aliases=None):
+def _check_string(name, value):
     if not isinstance(value, str):
         raise BadAttributeError(f"attribute '{name}' must be a string, got {value!r}")
-    key = value.lower()
-    key = (aliases or {}).get(key, key)
-    if key not in allowed:
-        raise BadAttributeError(
-            f"attribute '{name}' is {value!r}; expected one of {', '.join(allowed)}"
-        )
-    return key
+    return value
 
 
 def normalize_auto_pad(auto_pad):
-    return _normalize_name("auto_pad", auto_pad, AUTO_PADS, _AUTO_PAD_ALIASES)
+    return _rules.parse_auto_pad(_check_string("auto_pad", auto_pad))
 
 
 def normalize_rounding(rounding_type):
-    return _normalize_name("rounding_type", rounding_type, ROUNDING_TYPES)
+    return _rules.parse_rounding(_check_string("rounding_type", rounding_type))
 
 
 def check_input_shape(shape, allow_zero_spatial=False):
@@ -130,50 +114,8 @@ def check_input_shape(shape, allow_zero_spatial=False):
         shape = tuple(int(d) for d in shape)
     except (TypeError, ValueError):
         raise BadShapeError(f"input shape must be a sequence of ints, got {shape!r}") from None
-    if len(shape) < 3:
-        raise BadShapeError(
-            f"input shape {list(shape)} has rank {len(shape)}; pooling needs "
-            "(N, C, spatial...) with at least one spatial axis"
-        )
-    if any(d < 0 for d in shape):
-        raise BadShapeError(f"input shape {list(shape)} has a negative dimension")
-    if not allow_zero_spatial and any(d == 0 for d in shape[2:]):
-        raise BadShapeError(
-            f"input shape {list(shape)} has an empty spatial axis; there is nothing to pool"
-        )
+    _rules.check_input_shape(shape, allow_zero_spatial)
     return shape
-
-
-def _ceil_div(a, b):
-    return -((-a) // b)
-
-
-def _resolve_axis(axis, length, kernel, stride, dilation, pad_begin, pad_end, rounding, auto_pad):
-    effective = (kernel - 1) * dilation + 1
-    if auto_pad in ("same_upper", "same_lower"):
-        output = _ceil_div(length, stride)
-        total = max(0, (output - 1) * stride + effective - length)
-        small, large = total // 2, total - total // 2
-        pad_begin, pad_end = (small, large) if auto_pad == "same_upper" else (large, small)
-        return AxisWindow(length, kernel, stride, dilation, pad_begin, pad_end, output)
-    if auto_pad == "valid":
-        pad_begin = pad_end = 0
-    padded = length + pad_begin + pad_end
-    if effective > padded:
-        raise BadAttributeError(
-            f"attribute 'kernel' on spatial axis {axis}: the dilated kernel "
-            f"({kernel} with dilation {dilation} spans {effective}) is larger than the padded "
-            f"input ({length} + pads {pad_begin}/{pad_end} = {padded})"
-        )
-    span = padded - effective
-    if rounding == "floor":
-        output = span // stride + 1
-    else:
-        output = _ceil_div(span, stride) + 1
-        # ceil_torch drops a last window that would start inside the right padding.
-        if rounding == "ceil_torch" and (output - 1) * stride >= length + pad_begin:
-            output -= 1
-    return AxisWindow(length, kernel, stride, dilation, pad_begin, pad_end, output)
 
 
 def resolve_pool_axes(
@@ -200,11 +142,8 @@ def resolve_pool_axes(
     pads_end = normalize_per_axis("pads_end", pads_end, rank, default=0)
     rounding = normalize_rounding(rounding_type)
     auto_pad = normalize_auto_pad(auto_pad)
-    return tuple(
-        _resolve_axis(a, shape[2 + a], kernel[a], strides[a], dilations[a],
-                      pads_begin[a], pads_end[a], rounding, auto_pad)
-        for a in range(rank)
-    )
+    return tuple(AxisWindow(*w) for w in _rules.resolve_pool_axes(
+        shape[2:], kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad))
 
 
 def check_exclude_pad_pads(rank, kernel, pads_begin=None, pads_end=None, dilations=None,
@@ -218,14 +157,7 @@ def check_exclude_pad_pads(rank, kernel, pads_begin=None, pads_end=None, dilatio
     dilations = normalize_per_axis("dilations", dilations, rank, default=1, minimum=1)
     pads_begin = normalize_per_axis("pads_begin", pads_begin, rank, default=0)
     pads_end = normalize_per_axis("pads_end", pads_end, rank, default=0)
-    for axis in range(rank):
-        effective = (kernel[axis] - 1) * dilations[axis] + 1
-        if max(pads_begin[axis], pads_end[axis]) >= effective:
-            raise BadAttributeError(
-                f"attribute 'pads_begin'/'pads_end' on spatial axis {axis} is "
-                f"{pads_begin[axis]}/{pads_end[axis]}, not smaller than the dilated kernel "
-                f"{effective} (required with exclude_pad=True)"
-            )
+    _rules.check_exclude_pad_pads(kernel, pads_begin, pads_end, dilations, "explicit")
 
 
 def pool_output_shape(
@@ -255,11 +187,5 @@ def adaptive_output_shape(input_shape, output_size):
     return shape[:2] + sizes
 
 
-def adaptive_start(index, length, output):
-    """First input position of adaptive window ``index``: floor(index * length / output)."""
-    return (index * length) // output
-
-
-def adaptive_end(index, length, output):
-    """One past the last input position: ceil((index + 1) * length / output)."""
-    return _ceil_div((index + 1) * length, output)
+adaptive_start = _rules.adaptive_start
+adaptive_end = _rules.adaptive_end

@@ -16,7 +16,7 @@ with unsigned integer division:
 
 import numpy as np
 
-from . import pooling
+from . import _rules, pooling
 from ._shapes import AxisWindow, normalize_per_axis
 from .errors import BadArgumentError, BadAttributeError, BadDtypeError, BadShapeError
 
@@ -55,20 +55,8 @@ def resolve_windows(op, shape, strides, window_size, start_padding, end_padding,
     begin = normalize_per_axis("start_padding", start_padding, rank, default=0, minimum=0)
     end = normalize_per_axis("end_padding", end_padding, rank, default=0, minimum=0)
     dilations = normalize_per_axis("dilations", dilations, rank, default=1, minimum=1)
-    windows = []
-    for a in range(rank):
-        length = shape[2 + a]
-        padded = length + begin[a] + end[a]
-        span = (window[a] - 1) * dilations[a] + 1
-        if span > padded:
-            raise BadAttributeError(
-                f"{op}: window_size {window[a]} (dilation {dilations[a]}, spanning {span}) on "
-                f"spatial axis {a} is larger than the padded input ({length} + "
-                f"{begin[a]} + {end[a]} = {padded})")
-        output = (padded - span) // strides[a] + 1
-        windows.append(AxisWindow(length, window[a], strides[a], dilations[a], begin[a], end[a],
-                                  output))
-    return tuple(windows)
+    return tuple(AxisWindow(*w) for w in _rules.resolve_directml_windows(
+        op, shape[2:], strides, window, begin, end, dilations))
 
 
 def output_sizes(input_sizes, strides, window_size, start_padding=None, end_padding=None,

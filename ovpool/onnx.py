@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import pooling
-from ._shapes import AxisWindow, check_input_shape, normalize_per_axis, resolve_pool_axes
+from . import _rules, pooling
+from ._shapes import AxisWindow, check_input_shape, normalize_per_axis
 from .errors import BadAttributeError, BadDtypeError, OvpoolError
 
 __all__ = [
@@ -101,9 +101,6 @@ VERSIONS = {
         (1, ("p",), _FLOATS), (2, (), _FLOATS), (22, (), _WITH_BF16)]),
 }
 
-_AUTO_PADS = {"NOTSET": "explicit", "SAME_UPPER": "same_upper", "SAME_LOWER": "same_lower",
-              "VALID": "valid"}
-
 
 def op_version(op, opset):
     """The :class:`Version` of ``op`` in force at ai.onnx ``opset``."""
@@ -160,11 +157,6 @@ def _check_dtype(version, opset, x):
     return x
 
 
-def _pads(pads, rank):
-    both = normalize_per_axis("pads", pads, 2 * rank, default=0, minimum=0)
-    return both[:rank], both[rank:]
-
-
 def resolve_windows(version, shape, kernel_shape, auto_pad="NOTSET", ceil_mode=0,
                     dilations=None, pads=None, strides=None):
     """Translate one ONNX pooling node's attributes into canonical windows.
@@ -185,27 +177,16 @@ def resolve_windows(version, shape, kernel_shape, auto_pad="NOTSET", ceil_mode=0
     kernel = normalize_per_axis("kernel_shape", kernel_shape, rank, minimum=1)
     strides = normalize_per_axis("strides", strides, rank, default=1, minimum=1)
     dilations = normalize_per_axis("dilations", dilations, rank, default=1, minimum=1)
-    if not isinstance(auto_pad, str) or auto_pad.upper() not in _AUTO_PADS:
+    if not isinstance(auto_pad, str):
         raise BadAttributeError(
             f"{version.name}: attribute 'auto_pad' is {auto_pad!r}; expected one of "
-            f"{', '.join(_AUTO_PADS)}")
-    mode = _AUTO_PADS[auto_pad.upper()]
+            "NOTSET, SAME_UPPER, SAME_LOWER, VALID")
+    mode = _rules.parse_onnx_auto_pad(version.name, auto_pad)
     ceil_mode = _flag(version, "ceil_mode", ceil_mode)
-    begin, end = _pads(pads, rank)
-    if mode != "explicit":
-        if any(begin) or any(end):
-            raise BadAttributeError(
-                f"{version.name}: attribute 'pads' = {pads!r} cannot be used with "
-                f"auto_pad={auto_pad!r}")
-    else:
-        for a in range(rank):
-            if begin[a] >= kernel[a] or end[a] >= kernel[a]:
-                raise BadAttributeError(
-                    f"{version.name}: attribute 'pads' = {pads!r}: the pads of spatial "
-                    f"axis {a} ({begin[a]}/{end[a]}) must be smaller than kernel_shape "
-                    f"{kernel[a]} (onnxruntime's rule)")
-    rounding = "ceil_torch" if ceil_mode else "floor"
-    return resolve_pool_axes(shape, kernel, strides, begin, end, dilations, rounding, mode)
+    both = normalize_per_axis("pads", pads, 2 * rank, default=0, minimum=0)
+    return tuple(AxisWindow(*w) for w in _rules.resolve_onnx_windows(
+        version.name, shape[2:], kernel, strides, dilations, both, repr(pads), mode, auto_pad,
+        ceil_mode))
 
 
 def _prepare(op, opset, x, given):
@@ -284,16 +265,6 @@ def average_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count_include_
                                     out=out)
 
 
-def _column_major(indices, spatial):
-    """Remap flat row-major indices, in place, to column-major positions within each spatial
-    plane (ONNX ``storage_order=1``): ``(n*C + c)*P + ravel_multi_index(coords, order='F')``."""
-    plane = math.prod(spatial)
-    base, within = np.divmod(indices, plane)
-    coords = np.unravel_index(within, spatial)
-    indices[...] = base * plane + np.ravel_multi_index(coords, spatial, order="F")
-    return indices
-
-
 def max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pads=None,
              storage_order=0, strides=None, opset=22, return_indices=True, out=None,
              out_indices=None):
@@ -334,7 +305,8 @@ def max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pa
         return result
     values, indices = result
     if column_major and x.ndim > 3:
-        indices = _column_major(indices, x.shape[2:])
+        # (n*C + c)*P + ravel_multi_index(coords, order='F') within each spatial plane
+        indices = _rules.to_column_major(indices, x.shape[2:])
     return values, indices
 
 

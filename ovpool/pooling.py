@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from . import _rules
 from ._kernel_select import kernels as _kernels
 from ._shapes import (
     AxisWindow,
@@ -27,7 +28,6 @@ from .errors import (BadArgumentError, BadAttributeError, BadDtypeError, BadShap
 __all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool",
            "avg_pool_windows", "max_pool_windows", "DIVISOR_RULES"]
 
-_BFLOAT16_LOWEST = -3.3895313892515355e38  # -(2 - 2**-7) * 2**127
 _INDEX_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
                 "int32": np.dtype(np.int32), "int64": np.dtype(np.int64)}
 _SUPPORTED = "float32, float64, float16, bfloat16, int8, uint8, int32, int64"
@@ -69,13 +69,11 @@ def _storage_for(dtype):
 
 def _new_storage(dtype):
     if dtype.name == "bfloat16" and dtype.itemsize == 2:
-        return _Storage(np.dtype(np.uint16), _kernels.HALF_BFLOAT16, _BFLOAT16_LOWEST)
+        return _Storage(np.dtype(np.uint16), _kernels.HALF_BFLOAT16, _rules.lowest_value("bfloat16"))
     if dtype == np.float16:
-        return _Storage(np.dtype(np.uint16), _kernels.HALF_FLOAT16, float(np.finfo(dtype).min))
-    if dtype in (np.float32, np.float64):
-        return _Storage(dtype, 0, float(np.finfo(dtype).min))
-    if dtype in (np.int8, np.uint8, np.int32, np.int64):
-        return _Storage(dtype, 0, float(np.iinfo(dtype).min))
+        return _Storage(np.dtype(np.uint16), _kernels.HALF_FLOAT16, _rules.lowest_value("float16"))
+    if dtype in (np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64):
+        return _Storage(dtype, 0, _rules.lowest_value(dtype.name))
     return None
 
 
@@ -121,134 +119,43 @@ def _planes(array, plane_size):
 
 
 class _WindowTables:
-    """Per-axis window tables for the kernels, packed into one array, plus the plane sizes.
+    """The kernels' window tables of one pooling, built by ``ovpool/core/rules.hpp``: the packed
+    array in the layout the kernels' make_geometry reads (one array: every typed-memoryview
+    argument of a kernel call costs about a microsecond), plus the plane sizes."""
 
-    Each axis also has an interior run ``[lo, hi)`` of windows with equally many taps whose
-    begins advance by ``stride``; the kernels reduce those with vectorised loops.
-    """
+    __slots__ = ("packed", "in_plane", "out_plane")
 
-    def __init__(self, lengths, outputs, dilations, begins, counts, strides, interiors):
-        self.in_plane = math.prod(lengths)
-        self.out_plane = math.prod(outputs)
-        # One array in the layout the kernels' make_geometry reads: every typed-memoryview
-        # argument of a kernel call costs about a microsecond.
-        offsets = np.cumsum([0] + list(outputs[:-1]))
-        self.packed = np.concatenate([
-            [len(lengths), _scratch_elements(lengths, outputs)], lengths, outputs, dilations,
-            offsets, strides, np.ravel(interiors), np.concatenate(begins),
-            np.concatenate(counts)]).astype(np.intp)
+    def __init__(self, packed, in_plane, out_plane):
+        self.packed = packed
+        self.in_plane = in_plane
+        self.out_plane = out_plane
 
 
-def _interior(begins, counts, stride):
-    """The run of windows with the most taps, if their begins advance by ``stride``."""
-    if counts.max() == 0:
-        return 0, 0
-    full = np.flatnonzero(counts == counts.max())
-    lo, hi = int(full[0]), int(full[-1]) + 1
-    if hi - lo == len(full) and np.array_equal(np.diff(begins[lo:hi]), np.full(hi - lo - 1, stride)):
-        return lo, hi
-    return 0, 0
-
-
-def _outer_product(per_axis):
-    return functools.reduce(np.multiply.outer, per_axis).astype(np.int64).ravel()
-
-
-def _fixed_axis_taps(window):
-    """First in-bounds tap position and number of in-bounds taps of every window."""
-    starts = np.arange(window.output, dtype=np.int64) * window.stride - window.pad_begin
-    d = window.dilation
-    first = np.clip(-(starts // d), 0, None)              # ceil(-start / d), at least 0
-    stop = np.minimum(window.kernel, -((starts - window.length) // d))  # ceil((L - start) / d)
-    counts = np.maximum(stop - first, 0)
-    begins = np.where(counts > 0, starts + first * d, 0)
-    return begins, counts
-
-
-# How an average divides each window's sum (see semantics.md):
+# How an average divides each window's sum (see semantics.md and rules.hpp's DivisorRule):
 #   "exclude_pad"           the number of input elements in the window;
 #   "openvino_include_pad"  the kernel volume whenever any pad is non-zero, else as exclude_pad;
 #   "include_padded"        the taps inside the padded extent [-pad_begin, length + pad_end)
 #                           (ONNX count_include_pad=1, DirectML IncludePadding=TRUE);
 #   "sum"                   1: the window sums themselves (for LpPool).
-DIVISOR_RULES = ("exclude_pad", "openvino_include_pad", "include_padded", "sum")
+DIVISOR_RULES = _rules.DIVISOR_RULES
 
 
-def _padded_taps(window):
-    """Taps of every window that fall inside the padded extent (they all start inside it)."""
-    starts = np.arange(window.output, dtype=np.int64) * window.stride - window.pad_begin
-    reach = window.length + window.pad_end - starts
-    return np.minimum(window.kernel, -(-reach // window.dilation))
-
-
-def _is_global(window, begins, counts):
-    """One output whose window holds the whole axis, each element once."""
-    return window.output == 1 and begins[0] == 0 and counts[0] == window.length and (
-        window.dilation == 1 or window.length == 1)
-
-
-def _tables_for(windows, taps):
-    """Kernel tables for fixed windows. Trailing axes pooled globally are merged into one
-    axis (flat offsets within a plane do not change), so e.g. global pooling is one pass over
-    contiguous memory instead of one short pass per axis."""
-    trailing_global = 0
-    for window, (begins, counts) in zip(reversed(windows), reversed(taps)):
-        if not _is_global(window, begins, counts):
-            break
-        trailing_global += 1
-    if trailing_global >= 2:
-        keep = len(windows) - trailing_global
-        merged = math.prod(w.length for w in windows[keep:])
-        windows = windows[:keep] + (AxisWindow(merged, merged, merged, 1, 0, 0, 1),)
-        taps = taps[:keep] + [(np.zeros(1, np.int64), np.full(1, merged, np.int64))]
-    return _WindowTables([w.length for w in windows], [w.output for w in windows],
-                         [w.dilation for w in windows], [t[0] for t in taps],
-                         [t[1] for t in taps], [w.stride for w in windows],
-                         [_interior(t[0], t[1], w.stride) for t, w in zip(taps, windows)])
-
-
-def _check_plan_size(lengths, outputs):
-    """Refuse before building window tables whose size (or the per-plane output and scratch
-    they imply) exceeds the memory limit, whatever the batch: tables are O(sum of outputs)."""
-    limit = get_memory_limit()
-    per_plane = math.prod(outputs) * 8
-    scratch = _scratch_elements(lengths, outputs) * 16
-    tables = sum(outputs) * 32
-    if max(per_plane, scratch, tables) > limit:
-        raise MemoryLimitError(
-            f"pooling {list(lengths)} to {list(outputs)} per plane needs more than the memory "
-            f"limit of {limit} bytes for its output, window tables or scratch space "
-            "(see ovpool.set_memory_limit)"
-        )
-
-
-def _scratch_elements(lengths, outputs):
-    # Pass a (outermost axis first) turns axis a from length into output.
-    return max(math.prod(outputs[: a + 1]) * math.prod(lengths[a + 1:])
-               for a in range(len(lengths)))
+def _plan_result(shape, plan):
+    """(tables, (divisor, divisor_real) or None, output shape) from a core plan."""
+    packed, in_plane, out_plane, divisor, divisor_real, output_spatial = plan
+    divisors = None if divisor is None else (divisor, divisor_real)
+    return (_WindowTables(packed, in_plane, out_plane), divisors,
+            tuple(shape[:2]) + output_spatial)
 
 
 @functools.lru_cache(maxsize=256)
 def _window_plan(shape, windows, divisor_rule):
-    """Kernel tables (and divisors when ``divisor_rule`` is given) for resolved windows."""
-    _check_plan_size([w.length for w in windows], [w.output for w in windows])
-    taps = [_fixed_axis_taps(w) for w in windows]
-    tables = _tables_for(windows, taps)
-    any_pad = any(w.pad_begin or w.pad_end for w in windows)
-    if divisor_rule is None:
-        divisor = None
-    elif divisor_rule == "openvino_include_pad" and any_pad:
-        # OpenVINO's exclude-pad=false divides every window, hanging ones too, by the
-        # full kernel volume whenever there is padding at all.
-        divisor = np.full(tables.out_plane, math.prod(w.kernel for w in windows), np.int64)
-    elif divisor_rule == "include_padded":
-        divisor = _outer_product([_padded_taps(w) for w in windows])
-    elif divisor_rule == "sum":
-        divisor = np.ones(tables.out_plane, np.int64)
-    else:
-        divisor = _outer_product([t[1] for t in taps])
-    out_shape = tuple(shape[:2]) + tuple(w.output for w in windows)
-    return tables, None if divisor is None else _divisors(divisor), out_shape
+    """Kernel tables (and divisors when ``divisor_rule`` is given) for resolved windows,
+    refused when they would exceed the memory limit."""
+    plan = _rules.fixed_plan(
+        [(w.length, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end, w.output)
+         for w in windows], divisor_rule, get_memory_limit())
+    return _plan_result(shape, plan)
 
 
 _checked_exclude_pad_pads = functools.lru_cache(maxsize=256)(check_exclude_pad_pads)
@@ -265,19 +172,7 @@ def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, roundin
 @functools.lru_cache(maxsize=256)
 def _adaptive_plan(shape, output_size):
     out_shape = adaptive_output_shape(shape, output_size)
-    _check_plan_size(shape[2:], out_shape[2:])
-    begins, counts, strides, interiors = [], [], [], []
-    for length, size in zip(shape[2:], out_shape[2:]):
-        index = np.arange(size, dtype=np.int64)
-        start = (index * length) // size
-        end = -((-(index + 1) * length) // size)
-        begins.append(start)
-        counts.append(end - start)
-        strides.append(max(length // size, 1))
-        interiors.append(_interior(start, end - start, strides[-1]))
-    tables = _WindowTables(list(shape[2:]), list(out_shape[2:]), [1] * (len(shape) - 2),
-                           begins, counts, strides, interiors)
-    return tables, _divisors(_outer_product(counts)), out_shape
+    return _plan_result(shape, _rules.adaptive_plan(shape[2:], out_shape[2:], get_memory_limit()))
 
 
 def _as_key(value):
@@ -308,12 +203,6 @@ def _num_threads(planes, elements):
     return max(1, min(get_num_threads(), planes, elements // _ELEMENTS_PER_THREAD))
 
 
-def _divisors(counts):
-    """Each window's divisor as int64 (integer averages) and as float64 for float averages,
-    with +inf for empty windows (their sum 0 / inf gives the 0 semantics.md asks for)."""
-    return counts, np.where(counts == 0, np.inf, counts.astype(np.float64))
-
-
 def _run_avg(x, storage, out, tables, divisors, out_shape):
     out = _output(out, "out", out_shape, x.dtype, x)
     planes = math.prod(out_shape[:2])
@@ -342,11 +231,8 @@ def _index_dtype(index_element_type):
 
 
 def _check_index_range(index_dtype, largest_index):
-    if index_dtype is not None and largest_index > np.iinfo(index_dtype).max:
-        raise BadAttributeError(
-            f"attribute 'index_element_type' is {index_dtype.name}, too small for index "
-            f"{largest_index} of this input; use i64"
-        )
+    if index_dtype is not None:
+        _rules.check_index_range(index_dtype == np.int32, largest_index)
 
 
 def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane_modulus,
@@ -409,13 +295,11 @@ def _index_plan(shape, index_element_type, axis, return_indices):
     """(index dtype or None, plane modulus, offset modulus) for max pooling, once the largest
     index is known to fit the index dtype."""
     index_dtype = _index_dtype(index_element_type) if return_indices else None
-    rank = len(shape)
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        rank = len(shape)
         raise BadAttributeError(f"attribute 'axis' is {axis!r}; expected an int in [{-rank}, {rank - 1}]")
-    axis = int(axis) % rank
-    plane_modulus = (math.prod(shape[:2]) or 1, shape[1] or 1, 1, 1)[min(axis, 2)]
-    offset_modulus = math.prod(shape[max(axis, 2):])
-    _check_index_range(index_dtype, math.prod(shape[axis:]) - 1)
+    plane_modulus, offset_modulus, largest_index = _rules.index_layout(shape, axis)
+    _check_index_range(index_dtype, largest_index)
     return index_dtype, plane_modulus, offset_modulus
 
 

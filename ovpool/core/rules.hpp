@@ -668,7 +668,7 @@ inline void find_interior(AxisTaps& t) {
             hi = j + 1;
             ++n;
         }
-    if (hi - lo != n) return;
+    if (lo < 0 || hi - lo != n) return;
     for (int64_t j = lo + 1; j < hi; ++j)
         if (t.begin[j] - t.begin[j - 1] != t.stride) return;
     t.interior_lo = lo;
