@@ -1,0 +1,134 @@
+// A tiny program against the C++ core alone (no Python): one average and one max job per
+// case, with hand-worked results. Built and run by tests/test_core_cpp.py, once for the
+// baseline and once for the AVX2 build (-DOVPOOL_CORE_ISA=avx2 -mavx2 -mfma -mf16c).
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/jobs.hpp"
+
+namespace core = ovpool::core;
+using core::index_t;
+
+static int failures = 0, checks = 0;
+
+template <class T>
+static void expect_equal(const char* what, const std::vector<T>& got, const std::vector<T>& want) {
+    ++checks;
+    if (got.size() == want.size() &&
+        (got.empty() || std::memcmp(got.data(), want.data(), got.size() * sizeof(T)) == 0)) {
+        return;
+    }
+    ++failures;
+    std::printf("FAIL %s:", what);
+    for (const T& v : got) std::printf(" %g", static_cast<double>(v));
+    std::printf("\n");
+}
+
+// Every item of a job, spread over its workers (as that many threads would take them).
+template <class Job> static void run_all(const Job& job, int workers) {
+    for (index_t item = 0; item < job.items(); ++item) {
+        job.run(item, static_cast<int>(item % workers));
+    }
+}
+
+// 3x3 planes, 2x2 windows, stride 1, no padding: outputs 2x2, every window 4 taps.
+static const std::vector<index_t> k2_tables = {
+    2, 6,                 // naxes, scratch (largest intermediate: 2 x 3 after the first pass)
+    3, 3, 2, 2,           // length, output
+    1, 1, 0, 2,           // dilation, offset of each axis's windows in begin/count
+    1, 1, 0, 2, 0, 2,     // stride, interior [lo, hi) per axis
+    0, 1, 0, 1,           // begin
+    2, 2, 2, 2};          // count
+
+// 3x3 planes, 3x3 windows, stride 1, one element of padding per side ("same"): the AVX2
+// build takes its dedicated float32 plane kernel for these.
+static const std::vector<index_t> same_tables = {
+    2, 9, 3, 3, 3, 3, 1, 1, 0, 3, 1, 1, 1, 2, 1, 2,
+    0, 0, 1, 0, 0, 1,
+    2, 3, 2, 2, 3, 2};
+
+static void test_average() {
+    std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    std::vector<float> out(8);
+    std::vector<std::int64_t> divisor = {4, 4, 4, 4};
+    std::vector<double> real = {4, 4, 4, 4};
+    core::AvgJob<float> job(x.data(), out.data(), 2, k2_tables.data(), divisor.data(),
+                            real.data(), 2);
+    run_all(job, 2);
+    expect_equal("avg float32 2x2", out, {3, 4, 6, 7, 3, 4, 6, 7});
+
+    // Integer averages round half to even: sums 12, 16, 28, 32 + odd offsets.
+    std::vector<std::int32_t> xi = {1, 2, 3, 4, 5, 6, 7, 8, 10};  // windows: 12, 16, 24, 29
+    std::vector<std::int32_t> outi(4);
+    core::AvgJob<std::int32_t> jobi(xi.data(), outi.data(), 1, k2_tables.data(), divisor.data(),
+                                    real.data(), 1);
+    run_all(jobi, 1);
+    expect_equal("avg int32 2x2", outi, {3, 4, 6, 7});  // 3, 4, 6, 7.25
+
+    std::vector<float> xs = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    std::vector<float> outs(9);
+    std::vector<std::int64_t> ds = {4, 6, 4, 6, 9, 6, 4, 6, 4};
+    std::vector<double> rs = {4, 6, 4, 6, 9, 6, 4, 6, 4};
+    core::AvgJob<float> jobs(xs.data(), outs.data(), 1, same_tables.data(), ds.data(), rs.data(), 2);
+    run_all(jobs, 2);
+    expect_equal("avg float32 3x3 same", outs, {3, 3.5f, 4, 4.5f, 5, 5.5f, 6, 6.5f, 7});
+}
+
+static void test_max() {
+    const float nan = std::nanf("");
+    std::vector<float> x = {1, 5, 5, nan, 2, 0, 5, nan, 3, 1, 5, 5, nan, 2, 0, 5, nan, 3};
+    std::vector<float> out(8);
+    std::vector<std::int64_t> index(8);
+    // Ties go to the smaller offset, NaN loses to any number; plane 1's indices start at 9.
+    core::MaxJob<float> job(x.data(), out.data(), 2, k2_tables.data(), index.data(), nullptr,
+                            2, 9, -3.4e38, 2);
+    run_all(job, 2);
+    expect_equal("max float32 values", out, {5, 5, 5, 3, 5, 5, 5, 3});
+    expect_equal("max float32 indices", index, {1, 1, 6, 8, 10, 10, 15, 17});
+
+    std::vector<std::int32_t> index32(8);
+    core::MaxJob<float> job32(x.data(), out.data(), 2, k2_tables.data(), nullptr,
+                              index32.data(), 1, 9, -3.4e38, 1);
+    run_all(job32, 1);
+    expect_equal("max float32 int32 indices", index32, {1, 1, 6, 8, 1, 1, 6, 8});
+
+    // float16 storage, values only: 1, 5, 5, NaN, 2, 0, 5, NaN, 3.
+    std::vector<std::uint16_t> h = {0x3c00, 0x4500, 0x4500, 0x7e00, 0x4000, 0x0000,
+                                    0x4500, 0x7e00, 0x4200};
+    std::vector<std::uint16_t> outh(4);
+    core::MaxJob<core::f16> jobh(reinterpret_cast<const core::f16*>(h.data()),
+                                 reinterpret_cast<core::f16*>(outh.data()), 1, k2_tables.data(),
+                                 nullptr, nullptr, 1, 9, -65504.0, 1);
+    run_all(jobh, 1);
+    expect_equal("max float16 values", outh, {0x4500, 0x4500, 0x4500, 0x4200});
+}
+
+static void test_conversions() {
+    // The float16 conversion of this build against the portable one, every bit pattern
+    // (NaN payloads included) and a sweep of float32 values.
+    std::vector<std::uint32_t> bad;
+    for (std::uint32_t b = 0; b < 65536; ++b) {
+        float a = core::f16_to_f32(static_cast<std::uint16_t>(b));
+        float p = core::f16_to_f32_portable(static_cast<std::uint16_t>(b));
+        if (std::memcmp(&a, &p, 4) != 0) bad.push_back(b);
+    }
+    for (std::uint64_t u = 0; u < (1ull << 32); u += 9973) {
+        float f;
+        std::uint32_t bits = static_cast<std::uint32_t>(u);
+        std::memcpy(&f, &bits, 4);
+        if (core::f32_to_f16(f) != core::f32_to_f16_portable(f)) bad.push_back(bits);
+    }
+    expect_equal("float16 conversions", bad, {});
+}
+
+int main() {
+    test_average();
+    test_max();
+    test_conversions();
+    std::printf("%s: %d checks, %d failures (have_avx2=%d)\n", failures ? "FAILED" : "ok",
+                checks, failures, OVPOOL_CORE_HAVE_AVX2);
+    return failures ? 1 : 0;
+}
