@@ -70,3 +70,25 @@ def test_saved_native_ops_read_back_everywhere(native_library, tmp_path):
         runtime = ovpool.compile_model(str(saved))(x)
         for a, b in zip(runtime.values(), expected):
             np.testing.assert_allclose(np.asarray(a), b, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_one_core_with_both_the_library_and_the_python_bridge(native_library):
+    """Both register the "ovpool" opset and the readers on one Core: the first registration
+    is used, in either order, and the results stay right."""
+    path = os.path.join(SAMPLES, "models", "max_pool_14.xml")
+    expected = np.load(os.path.join(SAMPLES, "expected", "max_pool_14.npz"))
+    x = np.load(os.path.join(SAMPLES, "inputs", "max_pool_14.npy"))
+    for library_first in (True, False):
+        core = ov.Core()
+        if library_first:
+            core.add_extension(native_library)
+        bridge.add_extensions(core)
+        if not library_first:
+            core.add_extension(native_library)
+        model = core.read_model(path)
+        pool = next(op for op in model.get_ordered_ops() if op.get_type_name() == "MaxPool")
+        assert pool.get_type_info().version_id == "ovpool"
+        assert (type(pool).__name__ == "OvpoolMaxPool") != library_first
+        outputs = core.compile_model(model, "CPU", CONFIG)(x)
+        for port, value in outputs.items():
+            np.testing.assert_array_equal(value, expected[port.get_any_name()])
