@@ -119,7 +119,7 @@ setup(
     packages=find_packages(include=["ovpool", "ovpool.*"]),
     package_data={"ovpool": ["*.pyx", "*.h", "core/*.hpp", "core/simd/*.hpp"],
                   # The native OpenVINO extension's sources, built by ovpool.native.build.
-                  "ovpool.native": ["CMakeLists.txt", "src/*.cpp", "src/*.hpp"]},
+                  "ovpool.native": ["CMakeLists.txt", "src/*.cpp", "src/*.hpp", "src/*.map"]},
     ext_modules=_extensions(),
     cmdclass={"build_ext": BuildExt},
     install_requires=["numpy>=1.23", "lxml>=4.9"],
