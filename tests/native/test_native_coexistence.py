@@ -8,7 +8,7 @@ import openvino as ov
 
 import ovpool
 import ovpool.openvino as bridge
-from conftest import SAMPLES
+from native_helpers import SAMPLES
 
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 2}
 MODELS = ["pooling_chain", "max_pool_14", "adaptive_max_pool_8", "avg_pool_16",

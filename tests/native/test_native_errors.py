@@ -3,7 +3,7 @@ the layer and the attribute, with the core's message; run in a subprocess, so a 
 
 import json
 
-from conftest import SAMPLES, run_script
+from native_helpers import SAMPLES, run_script
 
 # case -> (layer, IR version in the message, text the message must contain)
 EXPECTED = {

@@ -9,7 +9,7 @@ import numpy as np
 import openvino as ov
 import openvino.utils
 
-from conftest import ROOT, SAMPLES
+from native_helpers import ROOT, SAMPLES
 
 
 def _formula(shape):

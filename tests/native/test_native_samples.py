@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import SAMPLES, run_script
+from native_helpers import SAMPLES, run_script
 
 # Pooling layers each model has, all read as "ovpool" ops (the ONNX frontend's own LpPool
 # translation builds an AvgPool-1 node directly, which no reader sees; the Global ops become

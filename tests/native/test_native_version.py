@@ -8,7 +8,7 @@ import sys
 
 import openvino.utils
 
-from conftest import ROOT
+from native_helpers import ROOT
 
 CHECK = """
 import sys, openvino as ov
