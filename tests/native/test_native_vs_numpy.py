@@ -2,7 +2,8 @@
 random configurations of every op and attribute, for the element types the CPU plugin hands
 the op.
 
-What the CPU plugin hands a custom op (measured with OpenVINO 2026.4): f32, bf16, i8, u8 and
+What the CPU plugin hands a custom op (measured with OpenVINO 2026.4): f32, bf16 (tested when
+ml_dtypes is installed), i8, u8 and
 i32 tensors as they are; f16 converted to f32 (and the f32 result back to f16, rounding to
 nearest even), f64 to f32, i64 to i32, whatever INFERENCE_PRECISION_HINT says. So an f16 model
 gives exactly ``ovpool.<op>(x.astype(float32)).astype(float16)``: averages may differ from
@@ -27,8 +28,8 @@ import ovpool.onnx as ovonnx
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 2}
 SEED = 20261124
 PER_CASE = 24
-OV_TYPES = {"float32": ov.Type.f32, "float16": ov.Type.f16, "int8": ov.Type.i8,
-            "uint8": ov.Type.u8, "int32": ov.Type.i32}
+OV_TYPES = {"float32": ov.Type.f32, "float16": ov.Type.f16, "bfloat16": ov.Type.bf16,
+            "int8": ov.Type.i8, "uint8": ov.Type.u8, "int32": ov.Type.i32}
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +37,27 @@ def core(native_library):
     core = ov.Core()
     core.add_extension(native_library)
     return core
+
+
+def _input(x):
+    """`x` as OpenVINO takes it: a bfloat16 array (ml_dtypes) as a bf16 Tensor."""
+    if x.dtype.name != "bfloat16":
+        return x
+    tensor = ov.Tensor(ov.Type.bf16, list(x.shape))
+    tensor.data[...] = x.view(np.float16)
+    return tensor
+
+
+def _output(data, dtype):
+    """An output tensor's data; bf16 memory (shown as float16) seen as bfloat16."""
+    data = data.copy()
+    return data.view(dtype) if np.dtype(dtype).name == "bfloat16" and data.dtype == np.float16 else data
+
+
+def _dtype(name):
+    if name == "bfloat16":
+        return pytest.importorskip("ml_dtypes").bfloat16
+    return np.dtype(name)
 
 
 def _run(core, model, x, tmp_path, n_outputs=1):
@@ -48,13 +70,14 @@ def _run(core, model, x, tmp_path, n_outputs=1):
     assert any(version == "ovpool" for _, version in kinds), kinds
     compiled = core.compile_model(read, "CPU", CONFIG)
     request = compiled.create_infer_request()
-    request.infer({0: x})
-    return [request.get_output_tensor(i).data.copy() for i in range(len(compiled.outputs))]
+    request.infer({0: _input(x)})
+    return [_output(request.get_output_tensor(i).data, x.dtype)
+            for i in range(len(compiled.outputs))]
 
 
 def _data(rng, shape, dtype, nan=False):
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype.kind == "f" or dtype.name == "bfloat16":
         if rng.random() < 0.3:   # small integers: ties, exact sums
             x = rng.integers(-3, 4, shape).astype(dtype)
         else:
@@ -95,14 +118,15 @@ def _expected_dtype_cast(dtype):
     return np.float32 if np.dtype(dtype) == np.float16 else dtype
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "uint8", "int32"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "uint8", "int32"])
 def test_avg_pool(core, tmp_path, dtype):
-    rng = np.random.default_rng([SEED, 1, len(dtype)])
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng([SEED, 1, len(np.dtype(dtype).name)])
     for case in range(PER_CASE):
         shape, attrs = _window(rng)
         exclude_pad = bool(rng.random() < 0.5)
         x = _data(rng, shape, dtype)
-        param = opset8.parameter(list(shape), OV_TYPES[dtype], name="x")
+        param = opset8.parameter(list(shape), OV_TYPES[np.dtype(dtype).name], name="x")
         node = opset16.avg_pool(param, attrs["strides"], attrs["pads_begin"], attrs["pads_end"],
                                 attrs["kernel"], exclude_pad, attrs["rounding_type"],
                                 attrs["auto_pad"], attrs["dilations"])
@@ -114,16 +138,17 @@ def test_avg_pool(core, tmp_path, dtype):
         np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=what)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "uint8", "int32"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "uint8", "int32"])
 def test_max_pool(core, tmp_path, dtype):
-    rng = np.random.default_rng([SEED, 2, len(dtype)])
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng([SEED, 2, len(np.dtype(dtype).name)])
     for case in range(PER_CASE):
         shape, attrs = _window(rng)
         axis = int(rng.integers(-len(shape), len(shape)))
         index_type = str(rng.choice(["i32", "i64"]))
         with_indices = bool(rng.random() < 0.75)
         x = _data(rng, shape, dtype, nan=True)
-        param = opset8.parameter(list(shape), OV_TYPES[dtype], name="x")
+        param = opset8.parameter(list(shape), OV_TYPES[np.dtype(dtype).name], name="x")
         node = opset14.max_pool(param, attrs["strides"], attrs["dilations"], attrs["pads_begin"],
                                 attrs["pads_end"], attrs["kernel"], attrs["rounding_type"],
                                 attrs["auto_pad"], index_type, axis)
@@ -148,7 +173,7 @@ def test_adaptive_pools(core, tmp_path, dtype):
         sizes = [int(rng.integers(1, n + 3)) for n in lengths]
         shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *lengths)
         x = _data(rng, shape, dtype, nan=True)
-        param = opset8.parameter(list(shape), OV_TYPES[dtype], name="x")
+        param = opset8.parameter(list(shape), OV_TYPES[np.dtype(dtype).name], name="x")
         size_const = opset8.constant(np.array(sizes, rng.choice([np.int32, np.int64])))
         what = f"case {case}: {shape} {dtype} -> {sizes}"
         if rng.random() < 0.5:
