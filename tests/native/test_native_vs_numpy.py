@@ -3,8 +3,7 @@ random configurations of every op and attribute, for the element types the CPU p
 the op.
 
 What the CPU plugin hands a custom op (measured with OpenVINO 2026.4): f32, bf16 (tested when
-ml_dtypes is installed), i8, u8 and
-i32 tensors as they are; f16 converted to f32 (and the f32 result back to f16, rounding to
+ml_dtypes is installed), i8, u8 and i32 tensors as they are; f16 converted to f32 (and the f32 result back to f16, rounding to
 nearest even), f64 to f32, i64 to i32, whatever INFERENCE_PRECISION_HINT says. So an f16 model
 gives exactly ``ovpool.<op>(x.astype(float32)).astype(float16)``: averages may differ from
 ovpool's float16 kernels by the double rounding, and a max window without input elements gives
