@@ -43,3 +43,26 @@ for case, (text, old, new) in CASES.items():
         lines = [line for line in str(error).splitlines() if line.strip()]
         message = lines[-1]
     print(json.dumps({"case": case, "error": message}), flush=True)
+
+# An ONNX MaxPool with a pad not smaller than its kernel, read through the ONNX conversion.
+import tempfile  # noqa: E402
+
+import onnx  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], pads=[2, 0, 0, 0],
+                        name="pool7")
+graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                      [1, 1, 5, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+with tempfile.TemporaryDirectory() as directory:
+    path = os.path.join(directory, "bad.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    core = ov.Core()
+    core.add_extension(library)
+    try:
+        core.read_model(path)
+        message = "no error"
+    except RuntimeError as error:
+        message = next((line for line in str(error).splitlines() if "ovpool" in line), str(error))
+    print(json.dumps({"case": "onnx pads", "error": message}), flush=True)

@@ -23,6 +23,8 @@ EXPECTED = {
                                           "(required with exclude_pad=True)"),
     "opset1 ceil_torch": ("avg_pool", "opset1", "attribute 'rounding_type' is 'ceil_torch'; "
                                                "expected one of floor, ceil"),
+    "onnx pads": ("pool7", "ovpool", "MaxPool-22: attribute 'pads' = [2, 0, 0, 0]: the pads of "
+                                     "spatial axis 0 (2/0) must be smaller than kernel_shape 2"),
 }
 
 

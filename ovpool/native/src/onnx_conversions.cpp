@@ -31,11 +31,20 @@ void read_window(const ov::frontend::NodeContext& node, OnnxSpec& w, std::int64_
     ceil_mode = node.get_attribute<std::int64_t>("ceil_mode", 0);
 }
 
+// The ONNX node's name (empty if the frontend has none), for error messages.
+std::string name_of(const ov::frontend::NodeContext& node) {
+    try {
+        return node.get_name();
+    } catch (const std::exception&) {
+        return "";
+    }
+}
+
 ov::OutputVector average_pool(const ov::frontend::NodeContext& node) {
     OnnxAvgAttributes attributes;
     read_window(node, attributes.window, attributes.ceil_mode);
     attributes.count_include_pad = node.get_attribute<std::int64_t>("count_include_pad", 0);
-    return std::make_shared<OnnxAveragePool>(node.get_input(0), attributes)->outputs();
+    return std::make_shared<OnnxAveragePool>(node.get_input(0), attributes, name_of(node))->outputs();
 }
 
 ov::OutputVector max_pool(const ov::frontend::NodeContext& node) {
@@ -43,7 +52,7 @@ ov::OutputVector max_pool(const ov::frontend::NodeContext& node) {
     read_window(node, attributes.window, attributes.ceil_mode);
     attributes.storage_order = node.get_attribute<std::int64_t>("storage_order", 0);
     // The frontend maps outputs in order: a MaxPool without Indices uses the values only.
-    return std::make_shared<OnnxMaxPool>(node.get_input(0), attributes)->outputs();
+    return std::make_shared<OnnxMaxPool>(node.get_input(0), attributes, name_of(node))->outputs();
 }
 
 }  // namespace

@@ -45,9 +45,12 @@ constexpr const char* AVG = "AveragePool";
 constexpr const char* MAX = "MaxPool";
 }  // namespace
 
-OnnxAveragePool::OnnxAveragePool(const ov::Output<ov::Node>& x, const OnnxAvgAttributes& attributes)
+OnnxAveragePool::OnnxAveragePool(const ov::Output<ov::Node>& x, const OnnxAvgAttributes& attributes,
+                                 const std::string& name)
     : PoolingBase({x}), m_attributes(attributes) {
     m_reading = false;
+    if (!name.empty())
+        set_friendly_name(name);
     constructor_validate_and_infer_types();
 }
 
@@ -103,9 +106,12 @@ bool OnnxAveragePool::evaluate(ov::TensorVector& outputs, const ov::TensorVector
 }
 
 // ---------------------------------------------------------------------------------------------
-OnnxMaxPool::OnnxMaxPool(const ov::Output<ov::Node>& x, const OnnxMaxAttributes& attributes)
+OnnxMaxPool::OnnxMaxPool(const ov::Output<ov::Node>& x, const OnnxMaxAttributes& attributes,
+                         const std::string& name)
     : PoolingBase({x}), m_attributes(attributes) {
     m_reading = false;
+    if (!name.empty())
+        set_friendly_name(name);
     constructor_validate_and_infer_types();
 }
 

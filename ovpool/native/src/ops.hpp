@@ -184,7 +184,8 @@ class OnnxAveragePool : public PoolingBase {
 public:
     OPENVINO_OP("OnnxAveragePool", "ovpool");
     OnnxAveragePool() = default;
-    OnnxAveragePool(const ov::Output<ov::Node>& x, const OnnxAvgAttributes& attributes);
+    // `name`: the friendly name, set before validating so that errors name the node.
+    OnnxAveragePool(const ov::Output<ov::Node>& x, const OnnxAvgAttributes& attributes, const std::string& name = "");
     bool visit_attributes(ov::AttributeVisitor& visitor) override;
     void validate_and_infer_types() override;
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
@@ -198,7 +199,7 @@ class OnnxMaxPool : public PoolingBase {
 public:
     OPENVINO_OP("OnnxMaxPool", "ovpool");
     OnnxMaxPool() = default;
-    OnnxMaxPool(const ov::Output<ov::Node>& x, const OnnxMaxAttributes& attributes);
+    OnnxMaxPool(const ov::Output<ov::Node>& x, const OnnxMaxAttributes& attributes, const std::string& name = "");
     bool visit_attributes(ov::AttributeVisitor& visitor) override;
     void validate_and_infer_types() override;
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
