@@ -92,3 +92,20 @@ def test_one_core_with_both_the_library_and_the_python_bridge(native_library):
         outputs = core.compile_model(model, "CPU", CONFIG)(x)
         for port, value in outputs.items():
             np.testing.assert_array_equal(value, expected[port.get_any_name()])
+
+
+def test_ir_saved_by_the_python_bridge_reads_in_the_library(native_library, tmp_path):
+    native = ov.Core()
+    native.add_extension(native_library)
+    python = ov.Core()
+    bridge.add_extensions(python)
+    for name in MODELS:
+        model, expected = _run(python, os.path.join(SAMPLES, "models", f"{name}.xml"))
+        saved = tmp_path / f"{name}.xml"
+        ov.save_model(model, str(saved), compress_to_fp16=False)
+        assert 'version="ovpool"' in saved.read_text(), name
+        read, again = _run(native, str(saved))
+        assert all(v == "ovpool" for _, v in _pool_kinds(read)), name
+        assert not any(type(op).__name__.startswith("Ovpool") for op in read.get_ordered_ops())
+        for a, b in zip(again, expected):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=name)
