@@ -122,7 +122,9 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     packages=find_packages(include=["ovpool", "ovpool.*"]),
-    package_data={"ovpool": ["*.pyx", "core/*.hpp", "core/simd/*.hpp"]},
+    package_data={"ovpool": ["*.pyx", "core/*.hpp", "core/simd/*.hpp"],
+                  # The native OpenVINO extension's sources, built by ovpool.native.build.
+                  "ovpool.native": ["CMakeLists.txt", "src/*.cpp", "src/*.hpp", "src/*.map"]},
     ext_modules=_extensions(),
     cmdclass={"build_ext": BuildExt},
     # tqdm draws the progress bar of streaming runs (ovpool run --batch-size); it is small,

@@ -440,10 +440,12 @@ def openvino_variants(case, x, out_shape, threads):
 
 def _ov_one(core, case, x, variant, hint, label, threads, transform=None):
     """Compile one OpenVINO formulation of the case and bind its buffers. ``transform(model)``
-    may change the model first (bench_bridge.py swaps in ovpool's pooling)."""
+    may change the model first, or return the model to compile instead (bench_bridge.py swaps
+    in ovpool's pooling)."""
     model = _ov_model(case, x.dtype, variant)
     if transform is not None:
-        transform(model)
+        # A transform changes the model in place, or returns another one to compile.
+        model = transform(model) or model
     cfg = {
         "INFERENCE_NUM_THREADS": threads,
         "INFERENCE_PRECISION_HINT": hint,

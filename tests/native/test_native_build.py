@@ -1,0 +1,48 @@
+"""ovpool.native.build: clear errors without cmake or openvino, build.json, library_path."""
+
+import builtins
+import json
+
+import pytest
+
+from ovpool.errors import OvpoolError, UnsupportedError
+from ovpool.native import build
+
+
+def test_missing_cmake_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(build.shutil, "which", lambda name: None)
+    with pytest.raises(UnsupportedError, match="needs cmake"):
+        build.build()
+
+
+def test_missing_openvino_is_a_clear_error(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_openvino(name, *args, **kwargs):
+        if name == "openvino" or name.startswith("openvino."):
+            raise ImportError("No module named 'openvino'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_openvino)
+    with pytest.raises(UnsupportedError, match="needs the openvino package") as error:
+        build.build()
+    assert isinstance(error.value, OvpoolError)
+
+
+def test_build_json_and_library_path(native_library):
+    import openvino
+
+    info = json.loads((build.LIB_DIR / "build.json").read_text())
+    assert info["openvino"] == openvino.__version__
+    assert info["library"] == build.LIBRARY_NAME
+    path = build.library_path()
+    assert path is not None and path.name == build.LIBRARY_NAME and path.is_file()
+
+
+def test_library_path_is_none_for_another_openvino(native_library, monkeypatch, tmp_path):
+    (tmp_path / build.LIBRARY_NAME).write_bytes(b"")
+    (tmp_path / "build.json").write_text(json.dumps({"openvino": "2000.1.0-1-abc"}))
+    monkeypatch.setattr(build, "LIB_DIR", tmp_path)
+    assert build.library_path() is None
+    (tmp_path / build.LIBRARY_NAME).unlink()
+    assert build.library_path() is None
