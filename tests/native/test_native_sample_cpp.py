@@ -8,6 +8,7 @@ import subprocess
 import numpy as np
 import openvino as ov
 import openvino.utils
+import pytest
 
 from native_helpers import ROOT, SAMPLES
 
@@ -17,17 +18,23 @@ def _formula(shape):
     return (((i * 37) % 101) / 50.0 - 1.0).astype(np.float32).reshape(shape)
 
 
-def test_cpp_sample_runs_resnet_stem(native_library, tmp_path):
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    """The sample's executable, built with cmake."""
     cmake = shutil.which("cmake")
     assert cmake, "cmake is needed to build the C++ sample"
-    build = tmp_path / "build"
+    build = tmp_path_factory.mktemp("sample-build")
     for command in ([cmake, "-S", os.path.join(SAMPLES, "cpp"), "-B", str(build),
                      f"-DOpenVINO_DIR={openvino.utils.get_cmake_path()}"],
                     [cmake, "--build", str(build), "--parallel", "2"]):
         result = subprocess.run(command, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stdout + result.stderr
+    return str(build / "ovpool_sample")
+
+
+def test_cpp_sample_runs_resnet_stem(native_library, sample):
     model = os.path.join(SAMPLES, "models", "resnet_stem.xml")
-    result = subprocess.run([str(build / "ovpool_sample"), model, native_library],
+    result = subprocess.run([sample, model, native_library],
                             capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
@@ -43,16 +50,8 @@ def test_cpp_sample_runs_resnet_stem(native_library, tmp_path):
     assert abs(float(match.group(1)) - float(native.sum())) < 1e-5
 
 
-def test_cpp_sample_reports_errors(native_library, tmp_path):
+def test_cpp_sample_reports_errors(native_library, sample, tmp_path):
     """A missing model file: a message and exit code 1, no crash."""
-    sample = tmp_path / "missing.xml"
-    cmake = shutil.which("cmake")
-    build = tmp_path / "build"
-    subprocess.run([cmake, "-S", os.path.join(SAMPLES, "cpp"), "-B", str(build),
-                    f"-DOpenVINO_DIR={openvino.utils.get_cmake_path()}"], capture_output=True,
-                   check=True)
-    subprocess.run([cmake, "--build", str(build), "--parallel", "2"], capture_output=True,
-                   check=True)
-    result = subprocess.run([str(build / "ovpool_sample"), str(sample), native_library],
+    result = subprocess.run([sample, str(tmp_path / "missing.xml"), native_library],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 1 and "error:" in result.stderr, result
