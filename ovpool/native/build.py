@@ -16,11 +16,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 
 from ..errors import UnsupportedError
 
-__all__ = ["build", "library_path", "LIBRARY_NAME"]
+__all__ = ["build", "build_info", "library_path", "same_release", "LIBRARY_NAME"]
 
 SOURCE_DIR = pathlib.Path(__file__).resolve().parent
 LIB_DIR = SOURCE_DIR / "lib"
@@ -39,7 +38,10 @@ def _openvino():
 
 
 def _cmake():
-    cmake = shutil.which("cmake")
+    # The cmake that `pip install 'ovpool[openvino]'` put beside this Python comes first: a
+    # virtual environment's bin folder is often not on PATH.
+    beside_python = os.path.join(os.path.dirname(sys.executable), "cmake")
+    cmake = beside_python if os.access(beside_python, os.X_OK) else shutil.which("cmake")
     if cmake is None:
         raise UnsupportedError("building ovpool's OpenVINO extension needs cmake (3.16 or "
                                "newer) and a C++17 compiler; install them, e.g. "
@@ -68,8 +70,8 @@ def build(build_dir=None, jobs=2):
     Parameters
     ----------
     build_dir : str or path, optional
-        CMake build directory (kept, so a second build is incremental); default: a temporary
-        directory removed afterwards.
+        CMake build directory, kept so that the next build only recompiles what changed;
+        default: ``ovpool/native/lib/cmake-build``.
     jobs : int
         Parallel compile jobs.
 
@@ -88,25 +90,24 @@ def build(build_dir=None, jobs=2):
     if not cmake_dir or not os.path.isfile(os.path.join(cmake_dir, "OpenVINOConfig.cmake")):
         raise UnsupportedError(f"the installed openvino ({openvino.__version__}) ships no CMake "
                                f"package (OpenVINOConfig.cmake not found in {cmake_dir!r})")
-    with tempfile.TemporaryDirectory(prefix="ovpool-native-") as scratch:
-        work = pathlib.Path(build_dir) if build_dir is not None else pathlib.Path(scratch)
-        work.mkdir(parents=True, exist_ok=True)
-        extra = shlex.split(os.environ.get("OVPOOL_NATIVE_CMAKE_ARGS", ""))
-        _run([cmake, "-S", str(SOURCE_DIR), "-B", str(work), f"-DOpenVINO_DIR={cmake_dir}",
-              "-DCMAKE_BUILD_TYPE=Release", *extra], "configuring ovpool's OpenVINO extension")
-        _run([cmake, "--build", str(work), "--config", "Release", "--parallel", str(int(jobs))],
-             "building ovpool's OpenVINO extension")
-        built = next((p for p in (work / LIBRARY_NAME, work / "Release" / LIBRARY_NAME)
-                      if p.is_file()), None)
-        if built is None:
-            raise UnsupportedError(f"the build of ovpool's OpenVINO extension produced no "
-                                   f"{LIBRARY_NAME} in {work}")
-        LIB_DIR.mkdir(exist_ok=True)
-        target = LIB_DIR / LIBRARY_NAME
-        # Copy then rename: a process that has the old library mapped keeps its copy.
-        partial = LIB_DIR / (LIBRARY_NAME + ".partial")
-        shutil.copy2(built, partial)
-        os.replace(partial, target)
+    work = pathlib.Path(build_dir) if build_dir is not None else LIB_DIR / "cmake-build"
+    work.mkdir(parents=True, exist_ok=True)
+    extra = shlex.split(os.environ.get("OVPOOL_NATIVE_CMAKE_ARGS", ""))
+    _run([cmake, "-S", str(SOURCE_DIR), "-B", str(work), f"-DOpenVINO_DIR={cmake_dir}",
+          "-DCMAKE_BUILD_TYPE=Release", *extra], "configuring ovpool's OpenVINO extension")
+    _run([cmake, "--build", str(work), "--config", "Release", "--parallel", str(int(jobs))],
+         "building ovpool's OpenVINO extension")
+    built = next((p for p in (work / LIBRARY_NAME, work / "Release" / LIBRARY_NAME)
+                  if p.is_file()), None)
+    if built is None:
+        raise UnsupportedError(f"the build of ovpool's OpenVINO extension produced no "
+                               f"{LIBRARY_NAME} in {work}")
+    LIB_DIR.mkdir(exist_ok=True)
+    target = LIB_DIR / LIBRARY_NAME
+    # Copy then rename: a process that has the old library mapped keeps its copy.
+    partial = LIB_DIR / (LIBRARY_NAME + ".partial")
+    shutil.copy2(built, partial)
+    os.replace(partial, target)
     info = {"openvino": openvino.__version__, "openvino_release": _release(openvino.__version__),
             "library": LIBRARY_NAME, "python": sys.version.split()[0],
             "cmake": _run([cmake, "--version"], "cmake --version").splitlines()[0]}
@@ -114,22 +115,39 @@ def build(build_dir=None, jobs=2):
     return target
 
 
-def library_path():
-    """The built library (``ovpool/native/lib/libovpool_extension.so``), or None when it has not
-    been built or was built for another OpenVINO release than the installed one (the library
-    refuses to load into another version)."""
+def build_info():
+    """What ``build.json`` records of the built library (``"openvino"``: the version it was
+    built for, ...) with its ``"path"``, or None when no library has been built."""
     target = LIB_DIR / LIBRARY_NAME
     if not target.is_file():
         return None
     try:
         info = json.loads((LIB_DIR / "build.json").read_text())
+    except (OSError, ValueError):
+        info = {}
+    return {**info, "path": str(target)}
+
+
+def same_release(built_for, running):
+    """Whether two OpenVINO version strings name the same release."""
+    return bool(built_for) and _release(built_for) == _release(running)
+
+
+def library_path():
+    """The built library (``ovpool/native/lib/libovpool_extension.so``), or None when it has not
+    been built or was built for another OpenVINO release than the installed one (the library
+    refuses to load into another version)."""
+    info = build_info()
+    if info is None:
+        return None
+    try:
         from importlib.metadata import version
         installed = version("openvino")
-    except Exception:  # noqa: BLE001 - no build.json, or openvino not installed as a package
-        return target
-    if _release(info.get("openvino", "")) != _release(installed):
+    except Exception:  # noqa: BLE001 - openvino not installed as a package
+        return pathlib.Path(info["path"])
+    if "openvino" in info and not same_release(info["openvino"], installed):
         return None
-    return target
+    return pathlib.Path(info["path"])
 
 
 def main(argv=None):

@@ -9,8 +9,9 @@ from ovpool.errors import OvpoolError, UnsupportedError
 from ovpool.native import build
 
 
-def test_missing_cmake_is_a_clear_error(monkeypatch):
+def test_missing_cmake_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(build.shutil, "which", lambda name: None)
+    monkeypatch.setattr(build.sys, "executable", str(tmp_path / "python"))   # no cmake beside it
     with pytest.raises(UnsupportedError, match="needs cmake"):
         build.build()
 
@@ -46,3 +47,20 @@ def test_library_path_is_none_for_another_openvino(native_library, monkeypatch, 
     assert build.library_path() is None
     (tmp_path / build.LIBRARY_NAME).unlink()
     assert build.library_path() is None
+
+
+def test_extension_path_says_why_the_library_is_unavailable(monkeypatch, tmp_path):
+    import ovpool.openvino as bridge
+
+    monkeypatch.setattr(build, "LIB_DIR", tmp_path)
+    with pytest.raises(UnsupportedError, match="not built; build it with: ovpool build-extension"):
+        bridge.extension_path()
+    (tmp_path / build.LIBRARY_NAME).write_bytes(b"")
+    (tmp_path / "build.json").write_text(json.dumps({"openvino": "2000.1.0-1-abc"}))
+    with pytest.raises(UnsupportedError, match=r"built for OpenVINO '2000\.1\.0-1-abc', this "
+                                               r"process runs '20\d\d\."):
+        bridge.extension_path()
+    # add_extensions then falls back to the Python ops, and says so.
+    import openvino as ov
+
+    assert bridge.add_extensions(ov.Core()).implementation == "python"

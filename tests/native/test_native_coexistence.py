@@ -32,7 +32,7 @@ def test_native_library_and_python_bridge_in_one_process(native_library, tmp_pat
     native = ov.Core()
     native.add_extension(native_library)
     python = ov.Core()
-    bridge.add_extensions(python)
+    bridge.add_extensions(python, implementation="python")
     for name in MODELS:
         path = os.path.join(SAMPLES, "models", f"{name}.xml")
         model_n, out_n = _run(native, path)
@@ -53,7 +53,7 @@ def test_saved_native_ops_read_back_everywhere(native_library, tmp_path):
     native = ov.Core()
     native.add_extension(native_library)
     python = ov.Core()
-    bridge.add_extensions(python)
+    bridge.add_extensions(python, implementation="python")
     for name in MODELS:
         src = os.path.join(SAMPLES, "models", f"{name}.xml")
         model, expected = _run(native, src)
@@ -82,7 +82,7 @@ def test_one_core_with_both_the_library_and_the_python_bridge(native_library):
         core = ov.Core()
         if library_first:
             core.add_extension(native_library)
-        bridge.add_extensions(core)
+        bridge.add_extensions(core, implementation="python")
         if not library_first:
             core.add_extension(native_library)
         model = core.read_model(path)
@@ -98,7 +98,7 @@ def test_ir_saved_by_the_python_bridge_reads_in_the_library(native_library, tmp_
     native = ov.Core()
     native.add_extension(native_library)
     python = ov.Core()
-    bridge.add_extensions(python)
+    bridge.add_extensions(python, implementation="python")
     for name in MODELS:
         model, expected = _run(python, os.path.join(SAMPLES, "models", f"{name}.xml"))
         saved = tmp_path / f"{name}.xml"
