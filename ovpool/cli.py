@@ -1,4 +1,5 @@
-"""The ``ovpool`` command: ``ovpool run``, ``ovpool info`` and ``ovpool check MODEL.xml``.
+"""The ``ovpool`` command: ``ovpool run``, ``ovpool info``, ``ovpool check MODEL.xml`` and
+``ovpool build-extension`` (the native OpenVINO extension library).
 
 Errors in the model, the inputs or the arguments print one line on stderr and exit with 2;
 anything else is an internal error (exit 1); ``check`` exits with 3 when the engines disagree.
@@ -109,6 +110,18 @@ def _parser():
                     "attributes), flagging layers ovpool cannot run.")
     info.add_argument("model", metavar="MODEL.xml", help="the IR model")
     info.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
+
+    build = commands.add_parser(
+        "build-extension", parents=[common],
+        help="build the native OpenVINO extension library for the installed OpenVINO",
+        description="Build ovpool's native OpenVINO extension library with CMake against the "
+                    "installed openvino package and install it inside the ovpool package, where "
+                    "ovpool.openvino.extension_path() finds it. Needs cmake and a C++17 compiler.")
+    build.add_argument("--build-dir", metavar="DIR",
+                       help="CMake build folder, kept for incremental rebuilds (default: "
+                            "ovpool/native/lib/cmake-build inside the package)")
+    build.add_argument("--jobs", type=_positive_int, default=2, metavar="N",
+                       help="parallel compile jobs (default 2)")
     return parser
 
 
@@ -298,6 +311,13 @@ class _OpenVINORunner:
         return self.compiled.infer(ordered)
 
 
+def _implementation_line(implementation):
+    """Which of ovpool's OpenVINO extensions ran the pooling layers."""
+    if implementation == "native":
+        return f"ovpool in OpenVINO: native extension library ({bridge.extension_path()})"
+    return "ovpool in OpenVINO: Python bridge (openvino.Op subclasses)"
+
+
 def _files_read(args):
     """The files a run reads, which its --output must never replace. An --input is
     ``[NAME=]FILE``; both readings are protected, as FILE may itself contain '='."""
@@ -340,6 +360,8 @@ def _command_run(args, out):
             for name, a in outputs.items()]
     print(f"model: {args.model}", file=out)
     print(f"engine: {label}", file=out)
+    if engine == "openvino":
+        print(_implementation_line(compiled.compiled.implementation), file=out)
     for info, array in zip(compiled.inputs, arrays):
         print(f"input: {info.name} {array.dtype} {list(array.shape)}", file=out)
     print(_table(("output", "shape", "dtype", "min", "max", "mean"), rows), file=out)
@@ -481,6 +503,7 @@ def _command_check(args, out):
         reference_label = "openvino"
         native = _OpenVINORunner(model, args, ovpool_pooling=False)
         engines = [("openvino+ovpool", bridged)]
+    print(_implementation_line(bridged.compiled.implementation), file=out)
     arrays = _inputs(native, args)
     unsupported = [layer for layer in model.layers if lookup(layer) is None]
     if unsupported:
@@ -548,6 +571,7 @@ def _command_info(args, out):
     print("layers:", file=out)
     print(_table(("id", "name", "type", "opset", "inputs", "outputs", "attributes", ""), rows),
           file=out)
+    print(f"openvino: {_extension_status()}", file=out)
     if cannot:
         print(f"ovpool cannot run {len(cannot)} layer(s):", file=out)
         for line in cannot:
@@ -561,6 +585,28 @@ def _command_info(args, out):
     return EXIT_OK
 
 
+def _extension_status():
+    """What ``--engine openvino`` would run the pooling layers with, in one line."""
+    if not bridge.available():
+        return f"not installed ({bridge.INSTALL_HINT})"
+    try:
+        return f"pooling by ovpool's native extension library {bridge.extension_path()}"
+    except UnsupportedError as error:
+        return f"pooling by ovpool's Python bridge; native library unavailable: {error}"
+
+
+# ---- build-extension -----------------------------------------------------------------------
+
+def _command_build_extension(args, out):
+    from .native import build
+
+    path = build.build(build_dir=args.build_dir, jobs=args.jobs)
+    print(f"built {path}", file=out)
+    print(f"load it with core.add_extension({str(path)!r}); "
+          "ovpool.openvino.add_extensions(core) now uses it", file=out)
+    return EXIT_OK
+
+
 def main(argv=None):
     """Entry point of the ``ovpool`` command; returns the exit code."""
     parser = _parser()
@@ -569,7 +615,8 @@ def main(argv=None):
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     debug = getattr(args, "debug", False)
-    command = {"run": _command_run, "info": _command_info, "check": _command_check}[args.command]
+    command = {"run": _command_run, "info": _command_info, "check": _command_check,
+               "build-extension": _command_build_extension}[args.command]
     try:
         if hasattr(args, "memory_limit"):
             set_memory_limit(args.memory_limit)

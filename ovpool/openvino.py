@@ -44,10 +44,16 @@ from .ir.element_types import dtype_for
 from .ir.model import Attributes, Layer, Port
 from .ops import OVPOOL_ONLY, Spec, lookup
 
-__all__ = ["OPS", "OPSET", "ONNX_OPS", "available", "op_classes", "add_extensions",
-           "onnx_extensions", "replace_pooling", "compile_model", "CompiledModel", "INSTALL_HINT"]
+__all__ = ["OPS", "OPSET", "ONNX_OPS", "IMPLEMENTATIONS", "available", "op_classes",
+           "add_extensions", "onnx_extensions", "replace_pooling", "extension_path",
+           "Extensions", "compile_model", "CompiledModel", "INSTALL_HINT", "BUILD_HINT"]
 
 INSTALL_HINT = "install it with: pip install 'ovpool[openvino]' (or pip install openvino)"
+BUILD_HINT = "build it with: ovpool build-extension (needs the openvino package, cmake and a C++17 compiler)"
+# Which ops run ovpool's pooling inside OpenVINO: the native extension library (C++, loaded with
+# core.add_extension(path)) or the openvino.Op subclasses of this module. "auto" picks the
+# native library when it is built for the installed OpenVINO.
+IMPLEMENTATIONS = ("auto", "native", "python")
 
 # Attributes in the order OpenVINO's own ops visit them (so save_model writes them in the same
 # order), with defaults whose Python types tell OpenVINO's attribute visitor the C++ type to
@@ -469,13 +475,72 @@ def onnx_extensions(ops=None):
     return [_onnx_conversion(name) for name in names]
 
 
-def add_extensions(core, ops=None, onnx=True):
+def extension_path():
+    """The path of ovpool's native OpenVINO extension library, built for the installed OpenVINO.
+
+    Load it into any OpenVINO process with ``core.add_extension(path)`` (C++ programs and
+    ``benchmark_app -extensions PATH`` too). Raises :class:`ovpool.errors.UnsupportedError`
+    saying why it is not available (OpenVINO missing, library not built, or built for another
+    OpenVINO version) and how to get it.
+    """
+    from .native import build
+
+    if not available():
+        raise UnsupportedError(f"the native extension library needs the openvino package; "
+                               f"{INSTALL_HINT}")
+    info = build.build_info()
+    if info is None:
+        raise UnsupportedError(f"ovpool's native OpenVINO extension library is not built; "
+                               f"{BUILD_HINT}")
+    running = _openvino().get_version()
+    if not build.same_release(info.get("openvino", ""), running):
+        raise UnsupportedError(
+            f"ovpool's native extension library {info['path']} was built for OpenVINO "
+            f"{info.get('openvino')!r}, this process runs {running!r}; rebuild it: {BUILD_HINT}")
+    return info["path"]
+
+
+class Extensions(list):
+    """The native ops :func:`add_extensions` took over (``"MaxPool-8"``, ...), and how:
+    ``implementation`` is "native" (the extension library at ``path``) or "python"."""
+
+    def __init__(self, ops, implementation, path=None):
+        super().__init__(ops)
+        self.implementation = implementation
+        self.path = path
+
+
+def _native_path_for(implementation, ops, onnx):
+    """The library to load for ``add_extensions``'s arguments, or None for the Python ops."""
+    if implementation not in IMPLEMENTATIONS:
+        raise BadArgumentError(f"implementation={implementation!r}; expected one of "
+                               f"{', '.join(IMPLEMENTATIONS)}")
+    if implementation == "python":
+        return None
+    # The library registers every op and the ONNX conversions at once; a subset needs the
+    # Python ops, which are registered one by one.
+    whole = ops is None and onnx
+    if implementation == "native":
+        if not whole:
+            raise BadArgumentError("the native extension library takes over every pooling op "
+                                   "and the ONNX conversions: use ops=None, onnx=True, or "
+                                   "implementation='python'")
+        return extension_path()
+    if not whole:
+        return None
+    try:
+        return extension_path()
+    except UnsupportedError:
+        return None
+
+
+def add_extensions(core, ops=None, onnx=True, implementation="auto"):
     """Make ``core.read_model`` run pooling layers with ovpool's kernels.
 
-    Registers the readers of the chosen native ops (``core.read_model`` then builds an ovpool
-    execution op for each such layer) and the "ovpool" opset (so models saved with those ops
-    read back). Registration is per Core and cannot be undone: use another Core for OpenVINO's
-    native ops.
+    Registers, per Core (it cannot be undone: use another Core for OpenVINO's native ops),
+    the readers of the chosen native ops (``core.read_model`` then builds an ovpool execution
+    op for each such layer), the "ovpool" opset (so models saved with those ops read back) and
+    the ONNX frontend conversions.
 
     Parameters
     ----------
@@ -486,13 +551,22 @@ def add_extensions(core, ops=None, onnx=True):
     onnx : bool
         Also make ``core.read_model("model.onnx")`` convert ONNX AveragePool and MaxPool nodes
         into the ovpool ops with ONNX's exact semantics (:func:`onnx_extensions`).
+    implementation : {"auto", "native", "python"}
+        "native": the C++ extension library (:func:`extension_path`; no Python runs per call);
+        "python": this module's ``openvino.Op`` classes; "auto" (default): the library when it
+        is built for the installed OpenVINO and every op is taken over, else the Python ops.
 
     Returns
     -------
-    list of str
-        The native ops taken over.
+    Extensions
+        The native ops taken over, a list with ``.implementation`` ("native" or "python").
     """
     keys = _select(ops)
+    taken = [f"{name}-{opset}" for name, opset in keys]
+    path = _native_path_for(implementation, ops, onnx)
+    if path is not None:
+        core.add_extension(path)
+        return Extensions(taken, "native", path)
     for cls in op_classes().values():
         core.add_extension(cls)
     readers = _reader_classes()
@@ -501,14 +575,16 @@ def add_extensions(core, ops=None, onnx=True):
     if onnx:
         for extension in onnx_extensions():
             core.add_extension(extension)
-    return [f"{name}-{opset}" for name, opset in keys]
+    return Extensions(taken, "python")
 
 
-def replace_pooling(model, ops=None):
+def replace_pooling(model, ops=None, implementation="auto"):
     """Swap the native pooling nodes of an in-memory ``openvino.Model`` for ovpool's.
 
     Each replacement keeps the node's inputs, attributes, friendly name and output tensor
     names; the model is then revalidated. Nodes already run by ovpool are left alone.
+    ``implementation`` as for :func:`add_extensions` ("auto": the native library when it is
+    built for the installed OpenVINO and ``ops`` is None).
 
     Returns
     -------
@@ -519,6 +595,7 @@ def replace_pooling(model, ops=None):
     from openvino.utils import replace_node
 
     keys = set(_select(ops))
+    native_path = _native_path_for(implementation, ops, True)
     replaced = 0
     for node in model.get_ordered_ops():
         info = node.get_type_info()
@@ -526,8 +603,11 @@ def replace_pooling(model, ops=None):
         opset = int(version[5:]) if version.startswith("opset") and version[5:].isdigit() else None
         if (info.name, opset) not in keys:
             continue
-        new, count = _replacement(info.name, opset, node.input_values(), node.get_attributes(),
-                                  node.get_friendly_name())
+        if native_path is None:
+            new, count = _replacement(info.name, opset, node.input_values(),
+                                      node.get_attributes(), node.get_friendly_name())
+        else:
+            new, count = _native_replacement(node, native_path)
         for old_output, new_output in zip(node.outputs(), new.outputs()):
             new_output.get_tensor().set_names(old_output.get_names())
         replace_node(node, new.outputs()[:count])
@@ -535,6 +615,55 @@ def replace_pooling(model, ops=None):
     if replaced:
         model.validate_nodes_and_infer_types()
     return replaced
+
+
+@functools.lru_cache(maxsize=None)
+def _native_core(path):
+    """A Core holding the native library, kept for the life of the process: the nodes it
+    builds run code of that library."""
+    core = _openvino().Core()
+    core.add_extension(path)
+    return core
+
+
+def _native_replacement(node, path):
+    """The native library's node standing in for ``node``, wired to ``node``'s inputs.
+
+    Python cannot construct the library's C++ op classes, so ``node`` is written as a one-node
+    IR (its Constant inputs kept, other inputs as Parameters of the same type and shape) and
+    read back by a Core holding the library, whose reader builds the ovpool node; that node is
+    then connected to the original inputs. Writing the IR borrows ``node``: its inputs are
+    pointed at the stand-ins meanwhile and restored after."""
+    import tempfile
+
+    ov = _openvino()
+    from openvino import opset1
+
+    originals = node.input_values()
+    stand_ins, parameters = [], []
+    for value in originals:
+        source = value.get_node()
+        if source.get_type_name() == "Constant":
+            stand_ins.append(opset1.constant(source.get_data()).output(0))
+        else:
+            parameter = opset1.parameter(value.get_partial_shape(), value.get_element_type())
+            parameters.append(parameter)
+            stand_ins.append(parameter.output(0))
+    with tempfile.TemporaryDirectory(prefix="ovpool-node-") as folder:
+        xml = os.path.join(folder, "node.xml")
+        try:
+            for index, value in enumerate(stand_ins):
+                node.set_argument(index, value)
+            ov.save_model(ov.Model(node.outputs(), parameters), xml, compress_to_fp16=False)
+        finally:
+            for index, value in enumerate(originals):
+                node.set_argument(index, value)
+        read = _native_core(path).read_model(xml)
+    new = next(op for op in read.get_ordered_ops() if op.get_type_info().version_id == OPSET)
+    for index, value in enumerate(originals):
+        new.set_argument(index, value)
+    new.set_friendly_name(node.get_friendly_name())
+    return new, len(node.outputs())
 
 
 # f32 models stay f32 on CPUs with bf16/f16 units (the plugin may lower precision otherwise),
@@ -550,11 +679,13 @@ class CompiledModel:
     ovpool's own runtime names them.
     """
 
-    def __init__(self, xml_path, bin_path=None, ovpool_pooling=True, num_threads=None):
+    def __init__(self, xml_path, bin_path=None, ovpool_pooling=True, num_threads=None,
+                 implementation="auto"):
         ov = _openvino()
         core = ov.Core()
-        if ovpool_pooling:
-            add_extensions(core)
+        # "native" or "python" (see add_extensions); None when OpenVINO's own pooling runs.
+        self.implementation = (add_extensions(core, implementation=implementation).implementation
+                               if ovpool_pooling else None)
         config = dict(CPU_CONFIG)
         if num_threads is not None:
             config["INFERENCE_NUM_THREADS"] = int(num_threads)
@@ -608,7 +739,9 @@ def _last_line(error):
     return lines[-1] if lines else type(error).__name__
 
 
-def compile_model(xml_path, bin_path=None, ovpool_pooling=True, num_threads=None):
+def compile_model(xml_path, bin_path=None, ovpool_pooling=True, num_threads=None,
+                  implementation="auto"):
     """Read and compile an IR with OpenVINO's CPU plugin; ``ovpool_pooling=True`` (the default)
-    runs every pooling layer with ovpool's kernels. Returns a :class:`CompiledModel`."""
-    return CompiledModel(xml_path, bin_path, ovpool_pooling, num_threads)
+    runs every pooling layer with ovpool's kernels (``implementation`` as for
+    :func:`add_extensions`). Returns a :class:`CompiledModel`."""
+    return CompiledModel(xml_path, bin_path, ovpool_pooling, num_threads, implementation)

@@ -15,6 +15,7 @@ import numpy as np
 import openvino as ov
 from openvino import opset1, opset8, opset14
 
+import ovpool.errors
 import ovpool.openvino as bridge
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,14 +59,31 @@ def main():
     expected = native.compile_model(path, "CPU", CPU)(x)["logits"]
 
     # 1. Register the extensions on a Core: read_model builds ovpool's ops for every pooling
-    #    layer (a Core keeps its extensions; use another Core for native pooling).
+    #    layer (a Core keeps its extensions; use another Core for native pooling). The Python
+    #    bridge's ops are openvino.Op subclasses, shown here by their class names.
     core = ov.Core()
-    bridge.add_extensions(core)
+    bridge.add_extensions(core, implementation="python")
     model = core.read_model(path)
     print("pooling nodes:", [type(op).__name__ for op in model.get_ordered_ops()
                              if type(op).__name__.startswith("Ovpool")])
     got = core.compile_model(model, "CPU", CPU)(x)["logits"]
     print(f"read_model + extensions: max |difference| from native {np.abs(got - expected).max():.2g}")
+
+    # 1b. The native extension library (C++, built by `ovpool build-extension`) does the same
+    #     with no Python per call; any OpenVINO process can load it, C++ programs too.
+    #     add_extensions(core) picks it by itself when it is built.
+    try:
+        library = bridge.extension_path()
+    except ovpool.errors.UnsupportedError as error:
+        print(f"native library: not available ({error})")
+    else:
+        fast = ov.Core()
+        fast.add_extension(library)
+        model = fast.read_model(path)
+        print("native library nodes:", [op.get_type_info().name for op in model.get_ordered_ops()
+                                        if op.get_type_info().version_id == bridge.OPSET])
+        got = fast.compile_model(model, "CPU", CPU)(x)["logits"]
+        print(f"native library: max |difference| from native {np.abs(got - expected).max():.2g}")
 
     # 2. Or swap the pooling nodes of a model already in memory.
     in_memory = build_cnn()

@@ -32,8 +32,9 @@ COUNTS = {}
 
 @pytest.fixture(scope="module")
 def cores():
+    # This module tests the Python bridge; tests/native tests the extension library.
     native, extended = ov.Core(), ov.Core()
-    bridge.add_extensions(extended)
+    assert bridge.add_extensions(extended, implementation="python").implementation == "python"
     return native, extended
 
 
@@ -290,25 +291,64 @@ def _pooling_zoo():
     return ov.Model([o for n in nodes for o in n.outputs()], [param], "zoo")
 
 
-def test_replace_pooling_on_an_in_memory_model():
+def _assert_zoo_runs_as_native(model, seed):
+    """``model``, a pooling zoo whose nodes were replaced, keeps its output names and gives
+    OpenVINO's native results when a plain Core runs it."""
     core = ov.Core()
-    x = np.random.default_rng(1).standard_normal((2, 3, 9, 10)).astype(np.float32)
+    x = np.random.default_rng(seed).standard_normal((2, 3, 9, 10)).astype(np.float32)
     expected = core.compile_model(_pooling_zoo(), "CPU", CONFIG)(x)
-    model = _pooling_zoo()
-    assert bridge.replace_pooling(model) == 8
-    assert bridge.replace_pooling(model) == 0           # already ovpool's
-    kinds = {op.get_friendly_name(): type(op).__name__ for op in model.get_ordered_ops()}
-    assert kinds["pool0"] == "OvpoolAvgPool" and kinds["pool7"] == "OvpoolAdaptiveMaxPool"
     assert [o.get_any_name() for o in model.outputs] == [
         "out0_0", "out1_0", "out2_0", "out3_0", "out4_0", "out4_1", "out5_0", "out5_1",
         "out6_0", "out7_0", "out7_1"]
     got = core.compile_model(model, "CPU", CONFIG)(x)
     for (name, theirs), ours in zip(expected.items(), got.values()):
         _assert_agree(theirs, ours, theirs.dtype, str(name))
+
+
+def test_replace_pooling_on_an_in_memory_model():
+    model = _pooling_zoo()
+    assert bridge.replace_pooling(model, implementation="python") == 8
+    assert bridge.replace_pooling(model) == 0           # already ovpool's
+    kinds = {op.get_friendly_name(): type(op).__name__ for op in model.get_ordered_ops()}
+    assert kinds["pool0"] == "OvpoolAvgPool" and kinds["pool7"] == "OvpoolAdaptiveMaxPool"
+    _assert_zoo_runs_as_native(model, seed=1)
     assert bridge.replace_pooling(_pooling_zoo(), ops="MaxPool") == 3
     assert bridge.replace_pooling(_pooling_zoo(), ops=["AvgPool-16", "AdaptiveMaxPool-8"]) == 2
     with pytest.raises(OvpoolError, match="unknown ovpool OpenVINO op 'Softmax'"):
         bridge.replace_pooling(_pooling_zoo(), ops="Softmax")
+
+
+def test_replace_pooling_with_the_native_library():
+    """The native library's nodes swapped into an in-memory model, run by a plain Core."""
+    model = _pooling_zoo()
+    assert bridge.replace_pooling(model, implementation="native") == 8
+    assert bridge.replace_pooling(model, implementation="native") == 0
+    nodes = {op.get_friendly_name(): op for op in model.get_ordered_ops()}
+    for i in range(8):
+        info = nodes[f"pool{i}"].get_type_info()
+        assert info.version_id == "ovpool", (i, info.name, info.version_id)
+        assert not isinstance(nodes[f"pool{i}"], ov.Op)      # C++ nodes, not the Python ops
+    _assert_zoo_runs_as_native(model, seed=2)
+    with pytest.raises(OvpoolError, match="takes over every pooling op"):
+        bridge.replace_pooling(_pooling_zoo(), ops="MaxPool", implementation="native")
+
+
+def test_add_extensions_says_which_implementation_runs(tmp_path):
+    path = bridge.extension_path()
+    assert os.path.isfile(path)
+    taken = bridge.add_extensions(ov.Core())
+    assert (taken.implementation, taken.path) == ("native", path)
+    assert taken == list(bridge.OPS)
+    assert bridge.add_extensions(ov.Core(), ops="MaxPool").implementation == "python"
+    assert bridge.add_extensions(ov.Core(), onnx=False).implementation == "python"
+    assert bridge.add_extensions(ov.Core(), implementation="python").implementation == "python"
+    with pytest.raises(OvpoolError, match="implementation='bogus'"):
+        bridge.add_extensions(ov.Core(), implementation="bogus")
+    compiled = bridge.compile_model(os.path.join(ROOT, "samples", "models", "max_pool_8.xml"),
+                                    implementation="python")
+    assert compiled.implementation == "python"
+    assert bridge.compile_model(os.path.join(ROOT, "samples", "models", "max_pool_8.xml"),
+                                ovpool_pooling=False).implementation is None
 
 
 def test_save_model_writes_ovpool_layers_that_read_back_unchanged(cores, tmp_path):

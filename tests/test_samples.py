@@ -31,6 +31,7 @@ def test_python_runtime_tour():
 def test_openvino_extension_example(tmp_path):
     out = run_sample("openvino_extension.py", "--out", str(tmp_path))
     assert "pooling nodes: ['OvpoolMaxPool', 'OvpoolAvgPool', 'OvpoolAdaptiveAvgPool']" in out
+    assert "native library nodes: ['MaxPool', 'AvgPool', 'AdaptiveAvgPool']" in out
     assert "replace_pooling replaced 3 nodes" in out
     for line in out.splitlines():
         if "max |difference| from native" in line:
