@@ -105,6 +105,7 @@ TEST_REQUIRES = [
     "hypothesis>=6.80",
     "ml_dtypes>=0.3",
     "openvino>=2024.4",
+    "cmake>=3.16",
     "onnx>=1.16",
     "onnxruntime>=1.18",
     "dask[array]>=2023.6",
@@ -132,7 +133,8 @@ setup(
     install_requires=["numpy>=1.23", "lxml>=4.9", "tqdm>=4.60"],
     entry_points={"console_scripts": ["ovpool=ovpool.cli:main"]},
     extras_require={
-        "openvino": ["openvino>=2024.4"],
+        # cmake builds the native extension library (ovpool build-extension).
+        "openvino": ["openvino>=2024.4", "cmake>=3.16"],
         "bfloat16": ["ml_dtypes>=0.3"],
         "dask": DASK_REQUIRES,
         "test": TEST_REQUIRES,

@@ -3,7 +3,7 @@
 This module turns user-facing attributes (kernel, strides, pads, dilations, auto_pad, rounding)
 into per-axis canonical window parameters. It is shared by the numpy API, the IR runtime's shape
 inference and the OpenVINO bridge, so every caller agrees on one set of rules; the rules
-themselves (those of ``shared/docs/semantics.md``) live in C++ (``ovpool/core/rules.hpp``,
+themselves (``docs/semantics.md``) live in C++ (``ovpool/core/rules.hpp``,
 through ``ovpool._rules``), which the native OpenVINO extension uses too. Only the Python type
 checks and normalisation (ints, sequences, strings) are here.
 """

@@ -5,7 +5,7 @@ Each function's signature is the operator's spec (ONNX attribute names and defau
 Version differences are data (:data:`VERSIONS`): which attributes a version has and which
 element types it accepts. One translation function (:func:`resolve_windows`) turns the
 attributes of every version into the canonical windows of :mod:`ovpool.pooling`, whose kernels
-do all the work. Corners follow ``shared/docs/semantics.md`` and ``docs/semantics.md``.
+do all the work. Corners follow ``docs/semantics.md``.
 
 This module does not import the ``onnx`` package: it needs nothing from it.
 """
@@ -163,7 +163,7 @@ def resolve_windows(version, shape, kernel_shape, auto_pad="NOTSET", ceil_mode=0
 
     The single translation function of the ONNX dialect, for every operator and version
     (attributes a version lacks are refused before this is called). Rules
-    (``shared/docs/semantics.md``): explicit pads, ``O = floor`` or, with ``ceil_mode``, the ceil
+    (``docs/semantics.md``): explicit pads, ``O = floor`` or, with ``ceil_mode``, the ceil
     length minus a last window that would start in the right padding; SAME_* pads computed from
     the dilated kernel with ``O = ceil(L / s)`` whatever ``ceil_mode`` is; VALID is zero pads
     and then the explicit rule (for every opset: the floor formulas that opset 11's text gives

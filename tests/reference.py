@@ -2,7 +2,7 @@
 
 Everything here is written for the reader, not for speed: one Python loop per output element,
 one inner loop per window tap, no vectorisation and no code shared with the ``ovpool`` package.
-The rules are those of ``shared/docs/semantics.md`` (OpenVINO AvgPool-16, MaxPool-14,
+The rules are those of ``docs/semantics.md`` (OpenVINO AvgPool-16, MaxPool-14,
 AdaptiveAvgPool-8, AdaptiveMaxPool-8 semantics):
 
 * window ``j`` of an axis reads input positions ``j*s - pb + t*d`` for ``t = 0 .. k-1``;

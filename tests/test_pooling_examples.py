@@ -3,12 +3,12 @@
 * MaxPool examples 1-8 of OpenVINO's "Shape calculation rules for pooling operators" page (the
   same examples, minus the ceil_torch one, appear on the MaxPool-8 / MaxPool-14 pages). Every
   expected array below was re-derived by hand from the window definition in
-  shared/docs/semantics.md; the derivation is in the comments.
+  docs/semantics.md; the derivation is in the comments.
 * The output shapes given in the XML examples of the AvgPool-1/-14/-16 and MaxPool-8/-14 pages.
 * Hand-worked AvgPool examples (divisor rules, ceil-mode hanging windows, same_* pads, dilation,
   integer rounding, empty windows).
 * Hand-worked AdaptiveAvgPool-8 / AdaptiveMaxPool-8 examples from the window formulas of the
-  AdaptiveAvgPool-8 spec (seed 001): window i of O over L is [floor(i*L/O), ceil((i+1)*L/O)).
+  AdaptiveAvgPool-8 spec: window i of O over L is [floor(i*L/O), ceil((i+1)*L/O)).
 
 Where a documentation example disagrees with semantics.md, semantics.md wins and the comment
 says so (MaxPool example 1, and the same_upper XML shape examples).

@@ -6,7 +6,7 @@ API and compares them: exactly for max values and indices and for integer averag
 for float32 averages, about one float16 ulp for float16 averages. When OpenVINO refuses a
 configuration, ovpool must refuse it too (with an ``OvpoolError``), and the other way round.
 
-Part 2 covers the corners where the CPU plugin deviates from shared/docs/semantics.md. The random
+Part 2 covers the corners where the CPU plugin deviates from its spec (docs/semantics.md). The random
 configurations never produce them (each place that steers around one names the difference), and
 dedicated tests assert ovpool's semantics.md answer there instead, computed by hand or by the
 slow oracle in ``tests/reference.py``:
