@@ -110,6 +110,7 @@ TEST_REQUIRES = [
     "onnxruntime>=1.18",
     "dask[array]>=2023.6",
     "distributed>=2023.6",
+    "matplotlib>=3.7",
 ]
 
 # ovpool.dask and ``ovpool run --dask``.
@@ -137,6 +138,8 @@ setup(
         "openvino": ["openvino>=2024.4", "cmake>=3.16"],
         "bfloat16": ["ml_dtypes>=0.3"],
         "dask": DASK_REQUIRES,
+        # ovpool explain --png (layout="constrained", legends "outside" need 3.7).
+        "explain": ["matplotlib>=3.7"],
         "test": TEST_REQUIRES,
     },
     zip_safe=False,

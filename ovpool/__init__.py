@@ -23,6 +23,7 @@ from .config import (get_memory_limit, get_num_threads, num_threads, set_memory_
                      set_num_threads)
 from .errors import OvpoolError
 from .ir import Model, read_model
+from .explanation import explain
 from .pooling import adaptive_avg_pool, adaptive_max_pool, avg_pool, max_pool
 from .runtime import CompiledModel, compile_model
 from . import directml, onnx  # noqa: E402  (dialects; ovpool.onnx never imports the onnx package)
@@ -52,4 +53,5 @@ __all__ = [
     "CompiledModel",
     "onnx",
     "directml",
+    "explain",
 ]

@@ -104,6 +104,28 @@ def _parser():
     check.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     check.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
 
+    explain = commands.add_parser(
+        "explain", parents=[common],
+        help="how one pooling resolves its windows under every rounding and divisor rule",
+        description="For one pooling layer of a model (MODEL --layer NAME) or for attributes "
+                    "given directly (--op OP-VERSION --input-shape ... --attr NAME=VALUE), print "
+                    "per spatial axis the resolved pads, the output length under each rounding "
+                    "rule, and every window's span, real elements and divisors, marking the "
+                    "windows where the rules disagree.")
+    explain.add_argument("model", nargs="?", metavar="MODEL", help="an IR .xml or an .onnx model")
+    explain.add_argument("--layer", metavar="NAME", help="the pooling layer (or ONNX node) to explain")
+    explain.add_argument("--op", metavar="OP[-VERSION]",
+                         help="AvgPool-16, MaxPool-14, ... or ONNX AveragePool-19, LpPool-18")
+    explain.add_argument("--dialect", choices=("openvino", "onnx"),
+                         help="the dialect of --op (default: onnx for AveragePool and LpPool)")
+    explain.add_argument("--input-shape", "--shape", dest="input_shape", metavar="D0,D1,...",
+                         help="the input shape (overrides the model's)")
+    explain.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
+                         help="an attribute of --op: kernel=3,3 pads_begin=1,1 rounding_type=ceil "
+                              "exclude_pad=false ceil_mode=1 ...")
+    explain.add_argument("--png", metavar="FILE", help="also draw the windows into FILE (matplotlib)")
+    explain.add_argument("--json", metavar="FILE", help="also write the explanation as JSON")
+
     info = commands.add_parser(
         "info", parents=[common], help="describe a model's inputs, outputs and layers",
         description="Show the IR version, inputs, outputs and every layer (shapes, key "
@@ -607,6 +629,21 @@ def _command_build_extension(args, out):
     return EXIT_OK
 
 
+def _command_explain(args, out):
+    from . import explanation
+
+    result = explanation.explain_from_arguments(args.model, args.layer, args.op, args.dialect,
+                                                args.input_shape, args.attr)
+    print(result.text(), file=out)
+    if args.json:
+        explanation.write_json(result, args.json)
+        print(f"explanation written to {args.json}", file=out)
+    if args.png:
+        explanation.draw(result, args.png)
+        print(f"picture written to {args.png}", file=out)
+    return EXIT_OK
+
+
 def main(argv=None):
     """Entry point of the ``ovpool`` command; returns the exit code."""
     parser = _parser()
@@ -616,6 +653,7 @@ def main(argv=None):
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     debug = getattr(args, "debug", False)
     command = {"run": _command_run, "info": _command_info, "check": _command_check,
+               "explain": _command_explain,
                "build-extension": _command_build_extension}[args.command]
     try:
         if hasattr(args, "memory_limit"):

@@ -223,6 +223,11 @@ def _global_windows(shape):
     return tuple(AxisWindow(n, n, 1, 1, 0, 0, 1) for n in shape[2:])
 
 
+def average_divisor_rule(count_include_pad):
+    """The divisor rule of ONNX AveragePool's ``count_include_pad`` (0 before opset 7)."""
+    return "include_padded" if count_include_pad else "exclude_pad"
+
+
 def average_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0,
                  dilations=None, pads=None, strides=None, opset=22, out=None):
     """ONNX AveragePool (versions 1, 7, 10, 11, 19, 22).
@@ -261,8 +266,7 @@ def average_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count_include_
     include = _flag(version, "count_include_pad", count_include_pad)
     windows = _windows(version, opset, x.shape, kernel_shape, auto_pad, ceil_mode, dilations,
                        pads, strides)
-    return pooling.avg_pool_windows(x, windows, "include_padded" if include else "exclude_pad",
-                                    out=out)
+    return pooling.avg_pool_windows(x, windows, average_divisor_rule(include), out=out)
 
 
 def max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pads=None,

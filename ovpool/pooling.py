@@ -140,6 +140,11 @@ class _WindowTables:
 DIVISOR_RULES = _rules.DIVISOR_RULES
 
 
+def avg_divisor_rule(exclude_pad):
+    """The divisor rule of OpenVINO AvgPool's ``exclude_pad`` attribute."""
+    return "exclude_pad" if exclude_pad else "openvino_include_pad"
+
+
 def _plan_result(shape, plan):
     """(tables, (divisor, divisor_real) or None, output shape) from a core plan."""
     packed, in_plane, out_plane, divisor, divisor_real, output_spatial = plan
@@ -339,7 +344,7 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     x, storage = _prepare_input(x, "avg_pool")
     if not isinstance(exclude_pad, (bool, np.bool_)):
         raise BadAttributeError(f"attribute 'exclude_pad' must be a bool, got {exclude_pad!r}")
-    rule = "exclude_pad" if exclude_pad else "openvino_include_pad"
+    rule = avg_divisor_rule(exclude_pad)
     window = (_as_key(kernel), _as_key(strides), _as_key(pads_begin), _as_key(pads_end),
               _as_key(dilations))
     _, tables, divisor, out_shape = _plan(_fixed_plan, x.shape, *window, rounding_type,
