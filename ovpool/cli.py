@@ -85,6 +85,10 @@ def _parser():
     run.add_argument("--progress", choices=PROGRESS_CHOICES, default="auto",
                      help="with --batch-size: a progress bar on stderr (auto: when stderr is "
                           "a terminal)")
+    run.add_argument("--profile", action="store_true",
+                     help="per-layer time sorted by total (calls, total, share); with --repeat K "
+                          "also latency p50/p90/p99 and throughput")
+    run.add_argument("--json", metavar="FILE", help="with --profile: write the report as JSON")
     run.add_argument("--dask", metavar="ADDRESS",
                      help="with --batch-size: run the chunks on a Dask cluster "
                           "(tcp://scheduler:8786, or local:N for N local worker processes); "
@@ -318,8 +322,9 @@ class _OpenVINORunner:
 
     def __init__(self, model, args, ovpool_pooling):
         self.inputs = model.inputs
-        self.compiled = bridge.compile_model(model.path, model.bin_path, ovpool_pooling,
-                                             getattr(args, "threads", None))
+        self.compiled = bridge.compile_model(
+            model.path, model.bin_path, ovpool_pooling, getattr(args, "threads", None),
+            performance_counters=bool(getattr(args, "profile", False)))
         order = [self.compiled.input_index(info.names, info.layer.name)
                  for info in model.inputs]
         if None in order or sorted(order) != list(range(len(order))):
@@ -330,7 +335,7 @@ class _OpenVINORunner:
         ordered = [None] * len(arrays)
         for array, index in zip(arrays, self._order):
             ordered[index] = array
-        return self.compiled.infer(ordered)
+        return self.compiled.infer(ordered, trace=trace)
 
 
 def _implementation_line(implementation):
@@ -358,6 +363,9 @@ def _check_output_path(args):
 
 def _command_run(args, out):
     _check_output_path(args)
+    if args.profile and args.batch_size is not None:
+        raise BadArgumentError("--profile times whole runs: it cannot be combined with "
+                               "--batch-size")
     if args.batch_size is None and args.dask:
         raise BadArgumentError("--dask runs the input in chunks: give --batch-size N too")
     model = read_model(args.model, args.bin)
@@ -371,7 +379,12 @@ def _command_run(args, out):
     if args.batch_size is not None:
         return _command_run_streaming(args, out, model, compiled, label)
     arrays = _inputs(compiled, args)
-    trace = (lambda line: print(line, file=sys.stderr)) if getattr(args, "debug", False) else None
+    debug = (lambda line: print(line, file=sys.stderr)) if getattr(args, "debug", False) else None
+    if args.profile:
+        return _command_run_profile(args, out, compiled, label, arrays, debug)
+    if args.json:
+        raise BadArgumentError("--json writes the --profile report: give --profile too")
+    trace = debug
     times = []
     for _ in range(args.repeat):
         start = time.perf_counter()
@@ -397,6 +410,32 @@ def _command_run(args, out):
         save_npz_atomically(args.output, {name: _savable(a) for name, a in outputs.items()},
                             protected_paths=_files_read(args))
         print(f"outputs written to {args.output}", file=out)
+    return EXIT_OK
+
+
+def _command_run_profile(args, out, compiled, label, arrays, debug):
+    from .profile import Profile, progress
+
+    profile = Profile(label)
+
+    def trace(record):
+        profile.trace(record)
+        if debug is not None and len(profile.latencies) == 0:
+            debug(record)
+
+    with progress(args.repeat, sys.stderr) as bar:
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            compiled.infer(arrays, trace=trace)
+            profile.add_run(time.perf_counter() - start)
+            bar.update(1)
+    print(f"model: {args.model}", file=out)
+    print(profile.text(), file=out)
+    if args.json:
+        from ._reports import write_json
+
+        write_json(args.json, {"model": args.model, **profile.to_dict()})
+        print(f"profile written to {args.json}", file=out)
     return EXIT_OK
 
 

@@ -680,7 +680,7 @@ class CompiledModel:
     """
 
     def __init__(self, xml_path, bin_path=None, ovpool_pooling=True, num_threads=None,
-                 implementation="auto"):
+                 implementation="auto", performance_counters=False):
         ov = _openvino()
         core = ov.Core()
         # "native" or "python" (see add_extensions); None when OpenVINO's own pooling runs.
@@ -689,6 +689,9 @@ class CompiledModel:
         config = dict(CPU_CONFIG)
         if num_threads is not None:
             config["INFERENCE_NUM_THREADS"] = int(num_threads)
+        if performance_counters:
+            config["PERF_COUNT"] = True
+        self.performance_counters = bool(performance_counters)
         try:
             model = core.read_model(str(xml_path), None if bin_path is None else str(bin_path))
             self._compiled = core.compile_model(model, "CPU", config)
@@ -711,7 +714,9 @@ class CompiledModel:
                 return index
         return None
 
-    def infer(self, arrays):
+    def infer(self, arrays, trace=None):
+        """Run the model. With ``performance_counters=True``, ``trace`` (optional) is given
+        one :class:`ovpool.profile.LayerTime` per executed node, from OpenVINO's counters."""
         if isinstance(arrays, dict):
             arrays = [arrays[name] for name in self.input_names]
         elif isinstance(arrays, np.ndarray):
@@ -723,10 +728,29 @@ class CompiledModel:
             self._request.infer({i: np.ascontiguousarray(a) for i, a in enumerate(arrays)})
         except RuntimeError as error:
             raise UnsupportedError(f"OpenVINO inference failed: {_last_line(error)}") from None
+        if trace is not None and self.performance_counters:
+            self._trace(trace)
         return {name: np.array(self._request.get_output_tensor(i).data, copy=True)
                 for i, name in enumerate(self.output_names)}
 
     __call__ = infer
+
+    def _trace(self, trace):
+        from .profile import LayerTime
+
+        types = getattr(self, "_op_types", None)
+        if types is None:
+            types = self._op_types = {
+                op.get_friendly_name(): f"{op.get_type_info().name}-{op.get_type_info().version_id}"
+                for op in self.model.get_ordered_ops()}
+        for info in self._request.profiling_info:
+            if str(info.status).endswith("NOT_RUN"):
+                continue
+            seconds = info.real_time.total_seconds()
+            type_ = types.get(info.node_name, info.node_type)
+            trace(LayerTime(f"node {info.node_name!r} {type_} (plugin: {info.node_type} "
+                            f"{info.exec_type}): {seconds * 1e6:.1f} us", info.node_name, type_,
+                            seconds))
 
 
 def _port_name(port):
@@ -740,8 +764,10 @@ def _last_line(error):
 
 
 def compile_model(xml_path, bin_path=None, ovpool_pooling=True, num_threads=None,
-                  implementation="auto"):
+                  implementation="auto", performance_counters=False):
     """Read and compile an IR with OpenVINO's CPU plugin; ``ovpool_pooling=True`` (the default)
     runs every pooling layer with ovpool's kernels (``implementation`` as for
-    :func:`add_extensions`). Returns a :class:`CompiledModel`."""
-    return CompiledModel(xml_path, bin_path, ovpool_pooling, num_threads, implementation)
+    :func:`add_extensions`); ``performance_counters=True`` lets ``infer(trace=...)`` report
+    per-node times. Returns a :class:`CompiledModel`."""
+    return CompiledModel(xml_path, bin_path, ovpool_pooling, num_threads, implementation,
+                         performance_counters)

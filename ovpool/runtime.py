@@ -24,6 +24,7 @@ from .ir.element_types import element_type_of
 from .ir.model import Dimension, Model, PartialShape, TensorInfo
 from .ir.reader import read_model
 from .ops import REGISTRY, Spec, lookup, supported_versions
+from .profile import LayerTime
 
 __all__ = ["compile_model", "CompiledModel"]
 
@@ -344,7 +345,8 @@ class CompiledModel:
             self._signatures[signature] = True
 
     def infer(self, inputs, trace=None):
-        """Run the model. ``trace``: optional callable given one line per executed layer."""
+        """Run the model. ``trace``: optional callable given one line per executed layer (a
+        :class:`ovpool.profile.LayerTime`: a str with the layer's name, type and seconds)."""
         arrays = self._bind(inputs)
         if self._dynamic:
             self._check_signature(arrays)
@@ -376,12 +378,13 @@ class CompiledModel:
                 results = step.run(*arguments)
             except OvpoolError as error:
                 raise error.with_context(step.layer.context) from None
-            elapsed = (time.perf_counter() - start) * 1e6
+            seconds = time.perf_counter() - start
             layer = step.layer
             shapes_in = " ".join(f"{a.dtype}{list(a.shape)}" for a in arguments)
             shapes_out = " ".join(f"{r.dtype}{list(r.shape)}" for r in results)
-            trace(f"layer {layer.id} {layer.name!r} {layer.type}-{layer.version}: "
-                  f"{shapes_in} -> {shapes_out} ({elapsed:.1f} us)")
+            trace(LayerTime(f"layer {layer.id} {layer.name!r} {layer.type}-{layer.version}: "
+                            f"{shapes_in} -> {shapes_out} ({seconds * 1e6:.1f} us)",
+                            layer.name, f"{layer.type}-{layer.version}", seconds))
             for s, result in zip(step.outputs, results):
                 values[s] = result
             for s in step.free:
