@@ -107,6 +107,11 @@ def _parser():
                        help="as for run")
     check.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     check.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
+    check.add_argument("--layers", action="store_true",
+                       help="compare every pooling layer as OpenVINO runs it with its spec "
+                            "(MODEL may be an .onnx too), naming the cause of each difference")
+    check.add_argument("--json", metavar="FILE", help="with --layers: write the report as JSON")
+    check.add_argument("--csv", metavar="FILE", help="with --layers: write the table as CSV")
 
     explain = commands.add_parser(
         "explain", parents=[common],
@@ -528,28 +533,46 @@ def _command_run_streaming(args, out, model, runner, label):
 # Agreement with OpenVINO: exact for integers (max values, indices), relative for floats with
 # an absolute floor for values near zero. float16 allows one ulp (2**-10 relative); float64 is
 # held to float32's tolerance because OpenVINO computes it in float32.
-_TOLERANCES = {"float16": (2.0 ** -10, 1e-4), "bfloat16": (2.0 ** -7, 1e-3),
-               "float32": (1e-5, 1e-6), "float64": (1e-5, 1e-6)}
-
-
 def _compare(ours, theirs):
     """(max abs difference, max relative difference, elements out of tolerance)."""
+    from .layercheck import compare_arrays
+
     if ours.shape != theirs.shape:
         return None, None, max(ours.size, theirs.size)
     if ours.size == 0:
         return 0.0, 0.0, 0
-    a, b = ours.astype(np.float64), theirs.astype(np.float64)
-    both_nan = np.isnan(a) & np.isnan(b)
-    with np.errstate(invalid="ignore"):
-        diff = np.where(both_nan | (a == b), 0.0, np.abs(a - b))
-    diff = np.nan_to_num(diff, nan=np.inf)
-    relative = diff / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
-    rtol, atol = _TOLERANCES.get(theirs.dtype.name, (0.0, 0.0))
-    bad = int(np.count_nonzero(diff > atol + rtol * np.abs(np.nan_to_num(b))))
-    return float(diff.max()), float(relative.max()), bad
+    diff, relative, bad = compare_arrays(ours, theirs)
+    return float(diff.max()), float(relative.max()), int(np.count_nonzero(bad))
+
+
+def _command_check_layers(args, out):
+    from . import layercheck
+    from ._reports import write_csv, write_json
+
+    _require_openvino("ovpool check --layers")
+    inputs = None
+    if args.input:
+        inputs = [_load(spec) for spec in args.input]
+    reports = layercheck.check_layers(args.model, inputs=inputs, seed=args.seed)
+    print(f"model: {args.model}", file=out)
+    rows = layercheck.table_rows(reports)
+    print(_table(layercheck.table_headers(reports), rows) if rows else "no pooling layers",
+          file=out)
+    if args.json:
+        write_json(args.json, {"model": args.model, "layers": [r.to_dict() for r in reports]})
+    if args.csv:
+        write_csv(args.csv, layercheck.table_headers(reports), rows)
+    disagree = [r.name for r in reports if r.mismatches]
+    print(f"{len(disagree)} of {len(reports)} pooling layer(s) differ from the spec"
+          if disagree else "every pooling layer agrees with its spec", file=out)
+    return EXIT_DISAGREE if disagree else EXIT_OK
 
 
 def _command_check(args, out):
+    if args.layers:
+        return _command_check_layers(args, out)
+    if args.json or args.csv:
+        raise BadArgumentError("--json and --csv write the --layers report: give --layers too")
     model = read_model(args.model, args.bin)
     _require_openvino("ovpool check")
     bridged = _OpenVINORunner(model, args, ovpool_pooling=True)

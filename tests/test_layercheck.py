@@ -1,0 +1,185 @@
+"""``ovpool check MODEL --layers``: each pooling layer as OpenVINO runs it against its spec,
+with the cause of every difference. The models are small CNNs (convolutions before the
+pooling), built with onnx's helper and with OpenVINO's opset API, whose pooling layers hit one
+cause each; the layers that agree must be reported as agreeing."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import openvino as ov
+import openvino.opset8 as op8
+import pytest
+from onnx import TensorProto as T, helper, numpy_helper
+
+from ovpool.layercheck import CAUSES, check_layers
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+def onnx_cnn(path):
+    w = numpy_helper.from_array(np.ones((2, 1, 1, 1), np.float32), "w")
+    b = numpy_helper.from_array(np.zeros((2,), np.float32), "b")
+    w2 = numpy_helper.from_array(np.full((2, 2, 1, 1), 0.5, np.float32), "w2")
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w", "b"], ["c"], name="conv", group=2, kernel_shape=[1, 1]),
+        node("MaxPool", ["c"], ["ceil_out"], name="max_ceil", kernel_shape=[2, 2],
+             strides=[2, 2], pads=[0, 0, 1, 1], ceil_mode=1),
+        node("AveragePool", ["c"], ["avg_out"], name="avg_include_pad", kernel_shape=[3, 3],
+             strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1),
+        node("MaxPool", ["c"], ["so_out", "so_idx"], name="max_storage_order",
+             kernel_shape=[2, 3], strides=[2, 2], storage_order=1),
+        node("MaxPool", ["c"], ["nan_out"], name="max_agrees", kernel_shape=[3, 3],
+             strides=[3, 3]),
+        node("GlobalMaxPool", ["c"], ["gmax_out"], name="global_max"),
+        node("AveragePool", ["c"], ["plain_out"], name="avg_plain", kernel_shape=[2, 2],
+             strides=[2, 2]),
+        node("Conv", ["plain_out", "w2"], ["c2"], name="conv2", kernel_shape=[1, 1]),
+        node("MaxPool", ["q"], ["i8_out", "i8_idx"], name="max_int8", kernel_shape=[2, 2],
+             strides=[2, 2]),
+    ]
+    outs = [helper.make_tensor_value_info(n, T.FLOAT, None)
+            for n in ["ceil_out", "avg_out", "so_out", "nan_out", "gmax_out", "c2"]]
+    outs += [helper.make_tensor_value_info("so_idx", T.INT64, None),
+             helper.make_tensor_value_info("i8_out", T.INT8, None),
+             helper.make_tensor_value_info("i8_idx", T.INT64, None)]
+    graph = helper.make_graph(nodes, "cnn", [
+        helper.make_tensor_value_info("x", T.FLOAT, [1, 2, 6, 6]),
+        helper.make_tensor_value_info("q", T.INT8, [1, 1, 4, 4])], outs, [w, b, w2])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    x = np.random.default_rng(0).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    x[0, 0, 0, 0] = np.nan          # in global_max's window (and max_agrees', which ignores it)
+    x[0, 1, 4, 4] = np.nan
+    q = np.random.default_rng(1).integers(-100, 100, (1, 1, 4, 4)).astype(np.int8)
+    q[0, 0, 2:, 2:] = -128          # the last window's maximum is the lowest int8
+    return x, q
+
+
+def ir_cnn(path):
+    x = op8.parameter([1, 2, 5, 5], np.float32, name="x")
+    conv = op8.group_convolution(x, op8.constant(np.ones((2, 1, 1, 1, 1), np.float32)),
+                                 [1, 1], [0, 0], [0, 0], [1, 1])
+    conv.set_friendly_name("conv")
+    avg = op8.avg_pool(conv, [1, 1], [0, 0], [0, 0], [2, 2], True, "floor")
+    avg.set_friendly_name("avg_ok")
+    amax = op8.adaptive_max_pool(conv, op8.constant(np.array([2, 2], np.int32)), "i32")
+    amax.set_friendly_name("adaptive_max")
+    # ceil rounding on L=5, k=2, s=2, pads 1/1: the last window [5, 7) holds no element
+    mx = op8.max_pool(conv, [2, 2], [1, 1], [1, 1], [1, 1], [2, 2], "ceil", "explicit", "i32")
+    mx.set_friendly_name("max_f32")
+    half = op8.convert(conv, "f16")
+    half.set_friendly_name("to_f16")
+    mx16 = op8.max_pool(half, [2, 2], [1, 1], [1, 1], [1, 1], [2, 2], "ceil", "explicit", "i32")
+    mx16.set_friendly_name("max_empty_f16")
+    model = ov.Model([avg.output(0), amax.output(0), mx.output(0), mx16.output(0)], [x], "cnn")
+    ov.save_model(model, str(path), compress_to_fp16=False)
+
+
+def by_name(reports):
+    return {r.name: r for r in reports}
+
+
+def test_onnx_model_names_each_layer_and_cause(tmp_path):
+    path = tmp_path / "cnn.onnx"
+    reports = by_name(check_layers(path, inputs=list(onnx_cnn(path))))
+    causes = {name: r.cause for name, r in reports.items()}
+    assert causes == {
+        "max_ceil": "ceil_window_in_padding",     # OpenVINO keeps the window in the padding
+        "avg_include_pad": "divisor",             # OpenVINO divides by the kernel volume
+        "max_storage_order": "index_layout",      # OpenVINO transposes row-major indices
+        "max_agrees": None,
+        "global_max": "nan_rule",
+        "avg_plain": None,
+        "max_int8": "lowest_value_index",
+    }
+    assert set(causes.values()) - {None} <= set(CAUSES)
+    ceil = reports["max_ceil"]
+    assert ceil.output_shapes == [[1, 2, 4, 4]] and ceil.reference_shapes == [[1, 2, 3, 3]]
+    avg = reports["avg_include_pad"]
+    # the hanging windows: row 3 or column 3 of each 4x4 plane, and the top-left corners
+    assert avg.mismatches == 14 and avg.elements == 32
+    assert avg.where == "edge 8, corner 6"
+    for name in ("max_agrees", "avg_plain"):
+        assert reports[name].mismatches == 0 and reports[name].where == ""
+    assert reports["max_int8"].mismatches == 1
+    assert all(r.onnxruntime is not None for r in reports.values())
+    assert reports["avg_include_pad"].onnxruntime == "ok"
+
+
+def test_ir_model_nan_and_empty_windows(tmp_path):
+    path = tmp_path / "cnn.xml"
+    ir_cnn(path)
+    clean = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    reports = by_name(check_layers(path, inputs=[clean]))
+    # f16 max pooling: OpenVINO gives -inf for the empty windows, the spec the lowest f16
+    assert {n: r.cause for n, r in reports.items()} == {
+        "max_empty_f16": "empty_window", "max_f32": None, "adaptive_max": None, "avg_ok": None}
+    assert reports["max_empty_f16"].mismatches == 14  # 7 empty windows per plane, 2 planes
+    nan = clean.copy()
+    nan[0, 0, 0, 0] = np.nan
+    reports = by_name(check_layers(path, inputs=[nan]))
+    assert reports["adaptive_max"].cause == "nan_rule"   # OpenVINO: NaN when first is NaN
+    assert reports["max_f32"].cause == "nan_rule"
+    assert reports["max_f32"].where == "corner 1"
+    assert reports["avg_ok"].cause is None
+    assert all(r.onnxruntime is None for r in reports.values())
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "ovpool", *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+
+
+def test_cli_layers_table_json_csv_and_exit_codes(tmp_path):
+    path = tmp_path / "cnn.onnx"
+    x, q = onnx_cnn(path)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "q.npy", q)
+    report, table = tmp_path / "r.json", tmp_path / "r.csv"
+    result = run("check", str(path), "--layers", "--input", str(tmp_path / "x.npy"),
+                 "--input", str(tmp_path / "q.npy"), "--json", str(report), "--csv", str(table))
+    assert result.returncode == 3, result.stderr
+    assert "5 of 7 pooling layer(s) differ" in result.stdout
+    line = next(l for l in result.stdout.splitlines() if l.startswith("avg_include_pad"))
+    assert "divisor" in line and "14/32" in line
+    data = json.loads(report.read_text())
+    assert data["model"] == str(path)
+    fields = {"name", "type", "version", "input_shape", "max_abs_error", "max_rel_error",
+              "mismatches", "elements", "where", "cause"}
+    assert all(fields <= set(layer) for layer in data["layers"])
+    assert {l["name"]: l["cause"] for l in data["layers"]}["max_storage_order"] == "index_layout"
+    rows = list(csv.reader(table.open()))
+    assert rows[0][0] == "layer" and len(rows) == 8
+    # the IR model with clean random inputs: the f32 layers agree
+    ir = tmp_path / "cnn.xml"
+    ir_cnn(ir)
+    result = run("check", str(ir), "--layers")
+    assert result.returncode == 3 and "1 of 4 pooling layer(s) differ" in result.stdout
+    result = run("check", str(ir), "--json", str(report))
+    assert result.returncode == 2 and "--layers" in result.stderr
+
+
+def test_cli_layers_exit_0_when_every_layer_agrees(tmp_path):
+    w = numpy_helper.from_array(np.full((3, 3, 3, 3), 0.1, np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["m"], name="pool", kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("GlobalAveragePool", ["m"], ["y"], name="gap")]
+    graph = helper.make_graph(nodes, "ok", [helper.make_tensor_value_info(
+        "x", T.FLOAT, [1, 3, 9, 9])], [helper.make_tensor_value_info("y", T.FLOAT, None)], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "ok.onnx"
+    onnx.save(model, str(path))
+    result = run("check", str(path), "--layers")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "every pooling layer agrees with its spec" in result.stdout
+    assert [l.split()[0] for l in result.stdout.splitlines()[2:4]] == ["pool", "gap"]
