@@ -252,13 +252,16 @@ class NoOp(Exception):
 def make_roofline(case, x, out_shape):
     # Copy an input-sized array and an output-sized array (values, plus the
     # int64 indices when the case produces indices: every byte the op writes).
-    in_dst = np.empty_like(x)
-    out_src = np.ones(out_shape, dtype=x.dtype)
-    out_dst = np.empty_like(out_src)
-    copies = [(in_dst, x), (out_dst, out_src)]
+    outputs = [np.ones(out_shape, dtype=x.dtype)]
     if has_indices(case):
-        idx_src = np.ones(out_shape, dtype=np.int64)
-        copies.append((np.empty_like(idx_src), idx_src))
+        outputs.append(np.ones(out_shape, dtype=np.int64))
+    return copy_roofline(x, outputs)
+
+
+def copy_roofline(x, outputs):
+    """The copy roofline: np.copyto of the input and of every output array into fresh arrays
+    of their shapes and dtypes (single-threaded, as benchmarks.md defines it)."""
+    copies = [(np.empty_like(a), a) for a in [x] + list(outputs)]
     copyto = np.copyto
 
     def fn():
@@ -438,11 +441,12 @@ def openvino_variants(case, x, out_shape, threads):
     return variants
 
 
-def _ov_one(core, case, x, variant, hint, label, threads, transform=None):
+def _ov_one(core, case, x, variant, hint, label, threads, transform=None, model=None):
     """Compile one OpenVINO formulation of the case and bind its buffers. ``transform(model)``
     may change the model first, or return the model to compile instead (bench_bridge.py swaps
-    in ovpool's pooling)."""
-    model = _ov_model(case, x.dtype, variant)
+    in ovpool's pooling). ``model``, if given, is compiled instead of the case's own."""
+    if model is None:
+        model = _ov_model(case, x.dtype, variant)
     if transform is not None:
         # A transform changes the model in place, or returns another one to compile.
         model = transform(model) or model
@@ -467,8 +471,12 @@ def _ov_one(core, case, x, variant, hint, label, threads, transform=None):
     outs = []
     for i, port in enumerate(compiled.outputs):
         et = port.get_element_type()
-        np_dt = {ov.Type.f32: np.float32, ov.Type.f16: np.float16,
-                 ov.Type.i32: np.int32, ov.Type.i64: np.int64}[et]
+        if et == ov.Type.bf16:
+            np_dt = x.dtype  # ml_dtypes.bfloat16, the only bfloat16 numpy knows
+        else:
+            np_dt = {ov.Type.f32: np.float32, ov.Type.f16: np.float16, ov.Type.f64: np.float64,
+                     ov.Type.i8: np.int8, ov.Type.u8: np.uint8,
+                     ov.Type.i32: np.int32, ov.Type.i64: np.int64}[et]
         buf = np.empty(tuple(port.get_shape()), dtype=np_dt)
         t_out = ov.Tensor(buf, shared_memory=True)
         keep.append(t_out)
@@ -525,14 +533,37 @@ def _onnx_model(case, x_dtype, variant, opset):
     return model
 
 
-def _ort_session(case, x_dtype, variant, threads):
-    """Build a session at opset 22, or the highest opset onnxruntime accepts."""
+def ort_options(threads):
+    """Session options of every onnxruntime run: `threads` intra-op threads, sequential."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3
+    return so
+
+
+def ort_bound_call(sess, x, outputs):
+    """A zero-argument call running `sess` on input "x" = `x` with its outputs bound to the
+    arrays of `outputs` ((name, array) pairs): no allocation or result list per call."""
+    bind = sess.io_binding()
+    bind.bind_cpu_input("x", x)
+    for name, arr in outputs:
+        bind.bind_output(name, "cpu", 0, arr.dtype, list(arr.shape), arr.ctypes.data)
+    raw_sess = sess._sess
+    raw_bind = bind._iobinding
+
+    # The wrappers (sess, bind) stay referenced by the closure: they own
+    # objects the C++ session and binding point to.
+    def fn(raw_sess=raw_sess, raw_bind=raw_bind, keep=(sess, bind)):
+        raw_sess.run_with_iobinding(raw_bind, None)
+    return fn
+
+
+def _ort_session(case, x_dtype, variant, threads):
+    """Build a session at opset 22, or the highest opset onnxruntime accepts."""
+    so = ort_options(threads)
     key = (case["kind"], variant)
     opsets = [ORT_OPSET_CACHE[key]] if key in ORT_OPSET_CACHE else list(range(22, 10, -1))
     last = None
@@ -563,22 +594,10 @@ def onnxruntime_variants(case, x, out_shape, threads):
         # io_binding with the benchmark's own buffers: no output allocation and
         # no conversion of results per call. Checked to be cheaper than run()
         # (which allocates the output and builds a list each call).
-        bind = sess.io_binding()
-        bind.bind_cpu_input("x", x)
-        y = np.empty(out_shape, dtype=x.dtype)
-        bind.bind_output("y", "cpu", 0, y.dtype, list(y.shape), y.ctypes.data)
-        outs = [y]
+        outs = [np.empty(out_shape, dtype=x.dtype)]
         if kind == "max_idx":
-            i = np.empty(out_shape, dtype=np.int64)
-            bind.bind_output("i", "cpu", 0, i.dtype, list(i.shape), i.ctypes.data)
-            outs.append(i)
-        raw_sess = sess._sess
-        raw_bind = bind._iobinding
-
-        # The wrappers (sess, bind) stay referenced by the closure: they own
-        # objects the C++ session and binding point to.
-        def fn(raw_sess=raw_sess, raw_bind=raw_bind, keep=(sess, bind)):
-            raw_sess.run_with_iobinding(raw_bind, None)
+            outs.append(np.empty(out_shape, dtype=np.int64))
+        fn = ort_bound_call(sess, x, list(zip(("y", "i"), outs)))
         variants.append(("%s opset %d" % (opname, opset), fn, tuple(outs), None))
     return variants
 
@@ -896,8 +915,12 @@ def print_table(results):
                      fmt_ms(tm.get("torch")),
                      fmt_ratio(r["ratios"]["ovpool/best_peer"]),
                      fmt_ratio(r["ratios"]["ovpool/roofline"])])
+    print_rows(head, rows, left={1, 2})
+
+
+def print_rows(head, rows, left):
+    """Print a table: columns as wide as their widest cell, those in `left` left-aligned."""
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-    left = {1, 2}
 
     def line(cells):
         return "  ".join(c.ljust(w) if i in left else c.rjust(w)

@@ -91,7 +91,8 @@ def test_kernel_builds_agree_bit_for_bit(monkeypatch):
 
     rng = np.random.default_rng(7)
     cases = []
-    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int64):
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.uint8,
+                  np.int32, np.int64):
         x = (rng.standard_normal((2, 3, 13, 17)) * 50).astype(dtype)
         cases += [
             lambda x=x: ovpool.avg_pool(x, 3, 2, 1, 1, rounding_type="ceil"),
@@ -252,3 +253,27 @@ def test_three_by_three_same_averages_keep_the_baseline_bits(monkeypatch):
     _add_nan_payloads(x, rng, 0.02)
     _assert_builds_agree_bitwise(monkeypatch, lambda: [
         ovpool.avg_pool(x, 3, 1, 1, 1, exclude_pad=e) for e in (True, False)])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64])
+def test_integer_averages_round_half_to_even_exactly(dtype):
+    """Integer averages divide without an integer division while the sum is below 2^52 and
+    exactly in 128 bits above: ties (x.5) go to the even neighbour on both signs, and int64
+    sums on either side of 2^52 come out exact."""
+    from reference import ref_avg_pool
+
+    rng = np.random.default_rng(41)
+    info = np.iinfo(dtype)
+    lo, hi = max(info.min, -9), min(info.max, 9)
+    small = rng.integers(lo, hi, size=(2, 3, 41), endpoint=True).astype(dtype)
+    cases = [(small, k, s, p, e) for k in (2, 3, 4, 6) for s in (1, 2) for p in (0, 1)
+             for e in (True, False)]
+    if dtype == np.int64:
+        big = rng.integers(-(1 << 51), 1 << 51, size=(1, 2, 64)) * 3
+        big[0, 0] = (1 << 53) + rng.integers(-64, 64, size=64)   # sums far above 2^52
+        big[0, 1, :32] = -(1 << 51) + rng.integers(-4, 4, size=32)
+        cases += [(big.astype(np.int64), k, 1, 0, True) for k in (2, 3, 4, 5, 8)]
+    for x, k, s, p, e in cases:
+        want = ref_avg_pool(x, k, s, p, p, exclude_pad=e)
+        got = ovpool.avg_pool(x, k, s, p, p, exclude_pad=e)
+        np.testing.assert_array_equal(got, want, err_msg=f"k{k} s{s} p{p} exclude_pad={e}")

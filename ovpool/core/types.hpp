@@ -41,7 +41,7 @@ typedef long long wide_t;
 
 // Accumulators. Averages: float32 for the 32- and 16-bit floats (a 16-bit float average
 // rounds once, from float32), double for double, exact integer sums (128 bits for int64).
-// Maxima: float32, double, and long long for every integer type.
+// Maxima: float32 for 16-bit floats, otherwise the input's type (long long for int64).
 template <class S> struct avg_accumulator { typedef float type; };
 template <> struct avg_accumulator<double> { typedef double type; };
 template <> struct avg_accumulator<std::int8_t> { typedef long long type; };
@@ -50,7 +50,10 @@ template <> struct avg_accumulator<std::int32_t> { typedef long long type; };
 template <> struct avg_accumulator<std::int64_t> { typedef wide_t type; };
 template <class S> using avg_accumulator_t = typename avg_accumulator<S>::type;
 
-template <class S> struct max_accumulator { typedef long long type; };
+// (Integer maxima stay in the input's own type: exact, and the vector loops then hold 32
+// int8 lanes rather than four int64 ones.)
+template <class S> struct max_accumulator { typedef S type; };
+template <> struct max_accumulator<std::int64_t> { typedef long long type; };
 template <> struct max_accumulator<float> { typedef float type; };
 template <> struct max_accumulator<double> { typedef double type; };
 template <> struct max_accumulator<f16> { typedef float type; };
