@@ -321,7 +321,7 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     if not return_indices:
         return _pooled(x, pooling.max_pool, dict(window, return_indices=False), out_shape[2:],
                        x.dtype)
-    pooling._index_plan(tuple(x.shape), index_element_type, axis, True)   # range and axis
+    pooling._index_layout(x.shape, index_element_type, axis, True)   # range and axis
     return _max_pooled(x, pooling.max_pool, window, out_shape[2:], index_element_type, axis)
 
 
