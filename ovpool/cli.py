@@ -18,13 +18,14 @@ import numpy as np
 from . import __version__
 from . import openvino as bridge
 from ._atomic import save_npz_atomically
+from ._inputfiles import load_input
 from ._limits import check_allocation, memory_limit_argument
 from .config import set_memory_limit
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
 from .ops import lookup
 from .runtime import _unsupported, compile_model
-from .streaming import PROGRESS_CHOICES, read_npy_header
+from .streaming import PROGRESS_CHOICES
 
 __all__ = ["main"]
 
@@ -147,39 +148,28 @@ def _split_named(compiled, spec):
     return None, spec
 
 
-def _load(path):
-    if not zipfile.is_zipfile(path):
-        # Check the header's shape and dtype before np.load allocates the whole array.
-        shape, dtype, _, _, _ = read_npy_header(path)
-        check_allocation(shape, dtype, f"input file {path}")
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        raise BadArgumentError(f"cannot read input file {path}: {error}") from None
-
-
 def _read_inputs(compiled, specs):
     arrays = {}
     for spec in specs:
         index, path = _split_named(compiled, spec)
-        data = _load(path)
-        if isinstance(data, np.lib.npyio.NpzFile):
-            with data:
-                if index is not None:
-                    name = compiled.inputs[index].name
-                    keys = [k for k in data.files if k in compiled.inputs[index].names] or \
-                        (data.files if len(data.files) == 1 else [])
-                    if not keys:
-                        raise BadArgumentError(f"{path} has no array named {name!r} (it has "
-                                               f"{data.files})")
-                    arrays[index] = data[keys[0]]
-                    continue
-                for key in data.files:
-                    at = _input_index(compiled, key)
-                    if at is None:
-                        raise BadArgumentError(f"{path}: array {key!r} matches no input; the "
-                                               f"inputs are {[t.name for t in compiled.inputs]}")
-                    arrays[at] = data[key]
+        data = load_input(path)
+        if isinstance(data, dict):
+            files = list(data)
+            if index is not None:
+                name = compiled.inputs[index].name
+                keys = [k for k in files if k in compiled.inputs[index].names] or \
+                    (files if len(files) == 1 else [])
+                if not keys:
+                    raise BadArgumentError(f"{path} has no array named {name!r} (it has "
+                                           f"{files})")
+                arrays[index] = data[keys[0]]
+                continue
+            for key in files:
+                at = _input_index(compiled, key)
+                if at is None:
+                    raise BadArgumentError(f"{path}: array {key!r} matches no input; the "
+                                           f"inputs are {[t.name for t in compiled.inputs]}")
+                arrays[at] = data[key]
             continue
         if index is None:
             index = next((i for i in range(len(compiled.inputs)) if i not in arrays), None)

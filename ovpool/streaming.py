@@ -33,6 +33,7 @@ import numpy as np
 
 from . import _rules
 from ._atomic import _fsync_directory, _same_file
+from ._inputfiles import read_npy_header
 from ._limits import check_allocation
 from .errors import BadArgumentError, BadShapeError, OvpoolError, UnsupportedError
 
@@ -45,35 +46,6 @@ _COPY_BLOCK = 16 << 20
 
 
 # ---- inputs --------------------------------------------------------------------------------
-
-def read_npy_header(path):
-    """``(shape, dtype, fortran_order, data_offset, file_size)`` of a ``.npy`` file, read from
-    its header only. Refuses object arrays and files shorter than their header declares."""
-    try:
-        with open(path, "rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            if version == (1, 0):
-                shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(handle)
-            elif version in ((2, 0), (3, 0)):
-                shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(handle)
-            else:
-                raise ValueError(f"unsupported .npy format version {version}")
-            data_offset = handle.tell()
-            file_size = os.fstat(handle.fileno()).st_size
-    except (OSError, ValueError, EOFError) as error:
-        raise BadArgumentError(f"cannot read input file {path}: {error}") from None
-    if dtype.hasobject:
-        raise BadArgumentError(f"input file {path} holds Python objects ({dtype}); "
-                               "ovpool reads numeric arrays only")
-    if any(d < 0 for d in shape) or len(shape) > 64:
-        raise BadArgumentError(f"input file {path} declares the impossible shape {shape}")
-    nbytes = math.prod(shape) * dtype.itemsize
-    if data_offset + nbytes > file_size:
-        raise BadArgumentError(f"input file {path} is truncated: its header declares "
-                               f"{list(shape)} {dtype} ({nbytes} bytes of data) but the file "
-                               f"has {file_size - data_offset}")
-    return tuple(shape), dtype, fortran_order, data_offset, file_size
-
 
 def _release(region, start, stop):
     """Drop the pages wholly inside ``[start, stop)`` of ``region`` from this process: its
