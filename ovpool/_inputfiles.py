@@ -59,7 +59,7 @@ def _parse_header(handle, what, check_memory):
     if not isinstance(dtype, np.dtype) or dtype.hasobject:
         raise BadArgumentError(f"{what} holds Python objects ({dtype}); ovpool reads numeric "
                                "arrays only")
-    if len(shape) > MAX_RANK or any(not isinstance(d, int) or d < 0 for d in shape):
+    if len(shape) > MAX_RANK or any(type(d) is not int or d < 0 for d in shape):
         raise BadArgumentError(f"{what} declares the impossible shape {shape}")
     shape = tuple(shape)
     if check_memory:
