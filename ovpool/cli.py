@@ -24,7 +24,7 @@ from .config import set_memory_limit
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
 from .ops import lookup
-from .runtime import _unsupported, compile_model
+from .runtime import _unsupported, compile_model, validate_layers
 from .streaming import PROGRESS_CHOICES, Statistics
 
 __all__ = ["main"]
@@ -314,6 +314,7 @@ class _OpenVINORunner:
     """OpenVINO (with or without ovpool's pooling) behind the runtime's ``infer`` interface."""
 
     def __init__(self, model, args, ovpool_pooling):
+        validate_layers(model)      # ovpool's strict attribute parsing first
         self.inputs = model.inputs
         self.compiled = bridge.compile_model(model.path, model.bin_path, ovpool_pooling,
                                              getattr(args, "threads", None))
