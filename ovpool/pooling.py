@@ -197,7 +197,8 @@ def _output_size_key(x, output_size):
     return per_axis_key("output_size", output_size, x.ndim - 2, minimum=1)
 
 
-def _check_flag(name, value):
+def check_flag(name, value):
+    """``value`` as a bool; anything but a real boolean (1, "yes", None) is refused."""
     if not isinstance(value, (bool, np.bool_)):
         raise BadArgumentError(f"'{name}' must be a bool, got {value!r}")
     return bool(value)
@@ -316,7 +317,7 @@ def _index_plan(shape, index_dtype, axis):
 
 def _index_arguments(index_element_type, return_indices):
     """The index dtype (None without indices), checked on every call before any cache."""
-    return _index_dtype(index_element_type) if _check_flag("return_indices", return_indices) \
+    return _index_dtype(index_element_type) if check_flag("return_indices", return_indices) \
         else None
 
 

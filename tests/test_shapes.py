@@ -118,3 +118,22 @@ def test_empty_kernel_is_the_kernels_fault():
                  lambda: ovpool.max_pool(np.zeros((1, 1, 4), np.float32), [])):
         with pytest.raises(BadAttributeError, match="'kernel' has 0 values"):
             call()
+
+
+@pytest.mark.parametrize("flag", [1, 0, "yes", None, 1.0])
+def test_return_indices_must_be_a_real_bool_everywhere(flag):
+    import numpy as np
+    import ovpool
+    import ovpool.dask
+    import ovpool.directml
+    import ovpool.onnx
+    from ovpool.errors import BadArgumentError
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    calls = [lambda: ovpool.max_pool(x, 2, return_indices=flag),
+             lambda: ovpool.adaptive_max_pool(x, 2, return_indices=flag),
+             lambda: ovpool.onnx.max_pool(x, [2, 2], return_indices=flag),
+             lambda: ovpool.directml.max_pooling(x, [1, 1], [2, 2], [0, 0], [0, 0],
+                                                 return_indices=flag)]
+    for call in calls:
+        with pytest.raises(BadArgumentError, match="'return_indices' must be a bool"):
+            call()
