@@ -725,7 +725,8 @@ class CompiledModel:
             model = core.read_model(str(xml_path), None if bin_path is None else str(bin_path))
             _check_static_tensors(model, xml_path)
             self._compiled = core.compile_model(model, "CPU", config)
-        except RuntimeError as error:
+        except (RuntimeError, UnicodeDecodeError) as error:
+            # (OpenVINO's message may quote bytes of the model that are not UTF-8)
             raised = _raised_since(count)
             if raised is not None:
                 raise raised from None
@@ -763,7 +764,8 @@ class CompiledModel:
         count = _raised_count()
         try:
             request.infer({i: np.ascontiguousarray(a) for i, a in enumerate(arrays)})
-        except RuntimeError as error:
+        except (RuntimeError, UnicodeDecodeError) as error:
+            # (OpenVINO's message may quote bytes of the model that are not UTF-8)
             raised = _raised_since(count)
             if raised is not None:
                 raise raised from None

@@ -566,6 +566,11 @@ def run_model_native(path, index):
         if not shape.is_static:
             return "ok"        # compiled; the dynamic dims are exercised by ovpool's own runs
         dtype = np.dtype(port.get_element_type().to_dtype())
+        if dtype.kind in "iub":
+            # Integer inputs of mutated models are shapes, axes and permutations (a Const made a
+            # Parameter) that OpenVINO's CPU plugin trusts: random ones crash OpenVINO itself,
+            # with or without ovpool loaded. Compiling the model is the test here.
+            return "ok"
         dims = [int(d) for d in shape.to_shape()]
         if np.prod(dims, dtype=object) * dtype.itemsize > 64 << 20:
             return "ok"
@@ -605,8 +610,9 @@ def worker_main(memory_limit, address_space, native=False, fuzzer=None):
                 outcome, detail = "clean", f"{type(error).__name__}: {str(error)[:200]}"
             except BaseException as error:  # noqa: BLE001 - everything else is a finding
                 outcome = "exception"
-                if native and type(error) is RuntimeError:
-                    # OpenVINO's own refusal (its exceptions are plain RuntimeErrors)
+                if native and type(error) in (RuntimeError, UnicodeDecodeError):
+                    # OpenVINO's own refusal (its exceptions are plain RuntimeErrors, and a
+                    # message quoting bytes of the model that are not UTF-8 cannot be decoded)
                     outcome = "clean"
                 detail = "".join(traceback.format_exception(type(error), error,
                                                             error.__traceback__))[-4000:]
