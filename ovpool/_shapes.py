@@ -60,7 +60,8 @@ class AxisWindow:
 
 
 def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    return type(value) is int or (isinstance(value, numbers.Integral)
+                                  and not isinstance(value, bool))
 
 
 def normalize_per_axis(name, value, rank, default=None, minimum=0):
@@ -115,12 +116,27 @@ def _check_string(name, value):
     return value
 
 
+# Spellings already parsed (exact str only), so a call with a known one skips the C++ parse.
+_PARSED = {}
+
+
+def _parsed(name, value, parse):
+    if type(value) is str:
+        known = _PARSED.get((name, value))
+        if known is not None:
+            return known
+    result = parse(_check_string(name, value))
+    if type(value) is str and len(_PARSED) < 1024:
+        _PARSED[(name, value)] = result
+    return result
+
+
 def normalize_auto_pad(auto_pad):
-    return _rules.parse_auto_pad(_check_string("auto_pad", auto_pad))
+    return _parsed("auto_pad", auto_pad, _rules.parse_auto_pad)
 
 
 def normalize_rounding(rounding_type):
-    return _rules.parse_rounding(_check_string("rounding_type", rounding_type))
+    return _parsed("rounding_type", rounding_type, _rules.parse_rounding)
 
 
 def check_input_shape(shape, allow_zero_spatial=False):
