@@ -9,13 +9,69 @@ link).
 """
 
 import os
+import signal
+import stat
 import tempfile
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
 from .errors import BadArgumentError
 
-__all__ = ["save_npz_atomically"]
+__all__ = ["save_npz_atomically", "check_output_target", "sigterm_as_exit", "signals_held"]
+
+
+def check_output_target(path):
+    """Refuse an output path that is empty, or exists and is not a regular file (a device
+    node, FIFO, socket or directory, or a symbolic link to one): replacing it would destroy
+    something that is not an output file, and writing through it could block forever."""
+    if not os.fspath(path):
+        raise BadArgumentError("the output path is empty")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise BadArgumentError(f"cannot write {path}: {error.strerror or error}") from None
+    if stat.S_ISDIR(mode):
+        raise BadArgumentError(f"cannot write {path}: it is a directory")
+    if not stat.S_ISREG(mode):
+        raise BadArgumentError(f"--output {path} exists and is not a regular file; refusing "
+                               "to replace it")
+
+
+@contextmanager
+def sigterm_as_exit():
+    """SIGTERM unwinds like Ctrl-C does, so temporary files are removed on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def signals_held():
+    """Hold SIGINT and SIGTERM back (they are delivered when the block ends) while a
+    temporary file is created and its name recorded, so an interruption never falls between
+    the two and leaves the file behind."""
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _same_file(a, b):
@@ -70,15 +126,20 @@ def save_npz_atomically(path, arrays, protected_paths=()):
         if protected is not None and _same_file(path, os.fspath(protected)):
             raise BadArgumentError(f"refusing to write the outputs to {path}: it is the input "
                                    f"file {os.fspath(protected)}")
-    if os.path.isdir(path):
-        raise BadArgumentError(f"cannot write {path}: it is a directory")
+    check_output_target(path)
     directory = os.path.dirname(os.path.abspath(path))
+    with sigterm_as_exit():
+        _write_and_rename(path, directory, arrays)
+    _fsync_directory(directory)
+    return path
+
+
+def _write_and_rename(path, directory, arrays):
+    temporary = None
     try:
-        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
-                                         suffix=".tmp")
-    except OSError as error:
-        raise BadArgumentError(f"cannot write {path}: {error.strerror or error}") from None
-    try:
+        with signals_held():
+            fd, temporary = tempfile.mkstemp(dir=directory,
+                                             prefix=f".{os.path.basename(path)}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             np.savez(handle, **{str(name): array for name, array in arrays.items()})
             handle.flush()
@@ -89,12 +150,11 @@ def save_npz_atomically(path, arrays, protected_paths=()):
         os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     except BaseException as error:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
         if isinstance(error, OSError):
             raise BadArgumentError(f"cannot write {path}: {error.strerror or error}") from None
         raise
-    _fsync_directory(directory)
-    return path

@@ -60,7 +60,8 @@ class AxisWindow:
 
 
 def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    return type(value) is int or (isinstance(value, numbers.Integral)
+                                  and not isinstance(value, bool))
 
 
 def normalize_per_axis(name, value, rank, default=None, minimum=0):
@@ -94,26 +95,60 @@ def normalize_per_axis(name, value, rank, default=None, minimum=0):
     return values
 
 
+def per_axis_key(name, value, rank, default=None, minimum=0):
+    """A per-axis attribute as a cache key whose equality means equal meaning: ``None``, an
+    int or a tuple of ints, from ints only (not bools, floats or strings, which compare equal
+    to ints: ``2.0 == 2 == True``). Anything else is refused here, before any cache lookup,
+    with :func:`normalize_per_axis`'s message."""
+    if value is None:
+        return None
+    if _is_int(value):
+        return int(value)
+    if isinstance(value, (tuple, list)) and all(_is_int(v) for v in value):
+        return tuple(int(v) for v in value)
+    values = normalize_per_axis(name, value, rank, default, minimum)   # raises if ill-typed
+    return values
+
+
 def _check_string(name, value):
     if not isinstance(value, str):
         raise BadAttributeError(f"attribute '{name}' must be a string, got {value!r}")
     return value
 
 
+# Spellings already parsed (exact str only), so a call with a known one skips the C++ parse.
+_PARSED = {}
+
+
+def _parsed(name, value, parse):
+    if type(value) is str:
+        known = _PARSED.get((name, value))
+        if known is not None:
+            return known
+    result = parse(_check_string(name, value))
+    if type(value) is str and len(_PARSED) < 1024:
+        _PARSED[(name, value)] = result
+    return result
+
+
 def normalize_auto_pad(auto_pad):
-    return _rules.parse_auto_pad(_check_string("auto_pad", auto_pad))
+    return _parsed("auto_pad", auto_pad, _rules.parse_auto_pad)
 
 
 def normalize_rounding(rounding_type):
-    return _rules.parse_rounding(_check_string("rounding_type", rounding_type))
+    return _parsed("rounding_type", rounding_type, _rules.parse_rounding)
 
 
 def check_input_shape(shape, allow_zero_spatial=False):
     """Validate an (N, C, spatial...) shape and return it as a tuple of ints."""
     try:
-        shape = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise BadShapeError(f"input shape must be a sequence of ints, got {shape!r}") from None
+        dims = tuple(shape)
+    except TypeError:
+        dims = None
+    if dims is None or not all(_is_int(d) for d in dims):
+        # floats, strings, bools and infinities are refused, never truncated
+        raise BadShapeError(f"input shape must be a sequence of ints, got {shape!r}")
+    shape = tuple(int(d) for d in dims)
     _rules.check_input_shape(shape, allow_zero_spatial)
     return shape
 

@@ -17,18 +17,20 @@ import numpy as np
 
 from . import __version__
 from . import openvino as bridge
-from ._atomic import save_npz_atomically
+from ._atomic import check_output_target, save_npz_atomically
+from ._inputfiles import load_input
 from ._limits import check_allocation, memory_limit_argument
 from .config import set_memory_limit
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
 from .ops import lookup
-from .runtime import _unsupported, compile_model
-from .streaming import PROGRESS_CHOICES, read_npy_header
+from .runtime import _unsupported, compile_model, validate_layers
+from .streaming import PROGRESS_CHOICES, Statistics
 
 __all__ = ["main"]
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_DISAGREE = 0, 1, 2, 3
+EXIT_BROKEN_PIPE = 141     # 128 + SIGPIPE, as a shell reports a command killed by it
 ENGINES = ("auto", "ovpool", "openvino")
 
 
@@ -39,6 +41,17 @@ def _positive_int(text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") \
+            from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
     return value
 
 
@@ -73,7 +86,7 @@ def _parser():
                      help="threads for the pooling kernels (default: all available cores)")
     run.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
                      help="run K times and report the best and mean time (default 1)")
-    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    run.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
     run.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
     run.add_argument("--engine", choices=ENGINES, default="auto",
                      help="ovpool: ovpool's own runtime; openvino: OpenVINO's CPU plugin with "
@@ -105,7 +118,7 @@ def _parser():
                        help="as for run")
     check.add_argument("--shape", action="append", default=[], metavar="[NAME=]D0,D1,...",
                        help="as for run")
-    check.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    check.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
     check.add_argument("--bin", metavar="FILE.bin", help="the weights file, if not beside the .xml")
     check.add_argument("--layers", action="store_true",
                        help="compare every pooling layer as OpenVINO runs it with its spec "
@@ -178,39 +191,28 @@ def _split_named(compiled, spec):
     return None, spec
 
 
-def _load(path):
-    if not zipfile.is_zipfile(path):
-        # Check the header's shape and dtype before np.load allocates the whole array.
-        shape, dtype, _, _, _ = read_npy_header(path)
-        check_allocation(shape, dtype, f"input file {path}")
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        raise BadArgumentError(f"cannot read input file {path}: {error}") from None
-
-
 def _read_inputs(compiled, specs):
     arrays = {}
     for spec in specs:
         index, path = _split_named(compiled, spec)
-        data = _load(path)
-        if isinstance(data, np.lib.npyio.NpzFile):
-            with data:
-                if index is not None:
-                    name = compiled.inputs[index].name
-                    keys = [k for k in data.files if k in compiled.inputs[index].names] or \
-                        (data.files if len(data.files) == 1 else [])
-                    if not keys:
-                        raise BadArgumentError(f"{path} has no array named {name!r} (it has "
-                                               f"{data.files})")
-                    arrays[index] = data[keys[0]]
-                    continue
-                for key in data.files:
-                    at = _input_index(compiled, key)
-                    if at is None:
-                        raise BadArgumentError(f"{path}: array {key!r} matches no input; the "
-                                               f"inputs are {[t.name for t in compiled.inputs]}")
-                    arrays[at] = data[key]
+        data = load_input(path)
+        if isinstance(data, dict):
+            files = list(data)
+            if index is not None:
+                name = compiled.inputs[index].name
+                keys = [k for k in files if k in compiled.inputs[index].names] or \
+                    (files if len(files) == 1 else [])
+                if not keys:
+                    raise BadArgumentError(f"{path} has no array named {name!r} (it has "
+                                           f"{files})")
+                arrays[index] = data[keys[0]]
+                continue
+            for key in files:
+                at = _input_index(compiled, key)
+                if at is None:
+                    raise BadArgumentError(f"{path}: array {key!r} matches no input; the "
+                                           f"inputs are {[t.name for t in compiled.inputs]}")
+                arrays[at] = data[key]
             continue
         if index is None:
             index = next((i for i in range(len(compiled.inputs)) if i not in arrays), None)
@@ -237,18 +239,37 @@ def _parse_shapes(compiled, specs):
             raise BadArgumentError(f"--shape {spec!r}: expected comma-separated integers") from None
         if any(d < 0 for d in shapes[index]):
             raise BadArgumentError(f"--shape {spec!r}: dims must be non-negative")
+        if any(d > _INT64_MAX for d in shapes[index]):
+            raise BadArgumentError(f"--shape {spec!r}: a dim is larger than 2**63-1")
     return shapes
 
 
+# Random inputs are generated this many elements at a time, straight into the input array.
+_RANDOM_BLOCK = 1 << 18
+_INT64_MAX = 2**63 - 1
+
+
 def _random_input(rng, info, shape):
-    dtype = info.dtype
-    if dtype == np.bool_:
-        return rng.random(shape) < 0.5
-    if dtype.kind in "iu":
-        bounds = np.iinfo(dtype)
-        return rng.integers(max(bounds.min, -100), min(bounds.max, 100), shape,
-                            endpoint=True).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
+    """Seeded random data of ``info``'s dtype, checked against the memory limit first and
+    generated block by block in that dtype (no full-size float64 temporary): standard
+    normal floats, integers in [-100, 100] clipped to the dtype, booleans half true."""
+    dtype = np.dtype(info.dtype)
+    check_allocation(shape, dtype, f"random input {info.name!r}")
+    array = np.empty(shape, dtype)
+    flat = array.reshape(-1)
+    for start in range(0, flat.size, _RANDOM_BLOCK):
+        count = min(_RANDOM_BLOCK, flat.size - start)
+        if dtype == np.bool_:
+            block = rng.random(count, dtype=np.float32) < 0.5
+        elif dtype.kind in "iu":
+            bounds = np.iinfo(dtype)
+            block = rng.integers(max(bounds.min, -100), min(bounds.max, 100), count,
+                                 dtype=dtype, endpoint=True)
+        else:
+            block = rng.standard_normal(count, dtype=np.float64 if dtype == np.float64
+                                        else np.float32)
+        flat[start:start + count] = block
+    return array
 
 
 def _inputs(compiled, args):
@@ -277,11 +298,9 @@ def _inputs(compiled, args):
 
 
 def _statistics(array):
-    if array.size == 0:
-        return "-", "-", "-"
-    wide = array.astype(np.float64) if array.dtype.kind in "fV" else array
-    return (f"{wide.min():.6g}", f"{wide.max():.6g}",
-            f"{np.mean(wide, dtype=np.float64):.6g}")
+    statistics = Statistics()
+    statistics.add(array)
+    return statistics.summary()
 
 
 def _table(headers, rows):
@@ -326,6 +345,7 @@ class _OpenVINORunner:
     """OpenVINO (with or without ovpool's pooling) behind the runtime's ``infer`` interface."""
 
     def __init__(self, model, args, ovpool_pooling):
+        validate_layers(model)      # ovpool's strict attribute parsing first
         self.inputs = model.inputs
         self.compiled = bridge.compile_model(
             model.path, model.bin_path, ovpool_pooling, getattr(args, "threads", None),
@@ -360,6 +380,10 @@ def _files_read(args):
 
 
 def _check_output_path(args):
+    if args.output is not None and args.batch_size is None:
+        check_output_target(args.output)
+    elif args.output == "":
+        raise BadArgumentError("--output is empty; name a file or directory")
     if args.output and any(os.path.exists(p) and os.path.exists(args.output)
                            and os.path.samefile(p, args.output) for p in _files_read(args)):
         raise BadArgumentError(f"--output {args.output} is a file this run reads; "
@@ -396,6 +420,10 @@ def _command_run(args, out):
         outputs = compiled.infer(arrays, trace=trace)
         times.append(time.perf_counter() - start)
         trace = None
+    if args.output:
+        # written before anything is printed: a closed or broken stdout never loses it
+        save_npz_atomically(args.output, {name: _savable(a) for name, a in outputs.items()},
+                            protected_paths=_files_read(args))
     rows = [(name, "x".join(map(str, a.shape)) or "scalar", a.dtype, *_statistics(a))
             for name, a in outputs.items()]
     print(f"model: {args.model}", file=out)
@@ -412,8 +440,6 @@ def _command_run(args, out):
     else:
         print(f"inference time: {best:.3f} ms", file=out)
     if args.output:
-        save_npz_atomically(args.output, {name: _savable(a) for name, a in outputs.items()},
-                            protected_paths=_files_read(args))
         print(f"outputs written to {args.output}", file=out)
     return EXIT_OK
 
@@ -720,7 +746,10 @@ def main(argv=None):
     try:
         if hasattr(args, "memory_limit"):
             set_memory_limit(args.memory_limit)
-        return command(args, sys.stdout)
+        code = command(args, sys.stdout)
+        if sys.stdout is not None:
+            sys.stdout.flush()     # a broken pipe shows here, not at exit
+        return code
     except OvpoolError as error:
         if debug:
             traceback.print_exc()
@@ -728,6 +757,14 @@ def main(argv=None):
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (e.g. `ovpool run ... | head -1`); any --output is
+        # already written. Python would report the pipe again at exit: point stdout nowhere.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_BROKEN_PIPE
     except Exception as error:  # noqa: BLE001 - the last line of defence reports, not crashes
         if debug:
             traceback.print_exc()

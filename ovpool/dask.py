@@ -314,6 +314,7 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     indices)``, or the values when ``return_indices`` is False. The indices are those of the
     whole array (with ``axis=0`` they count across every batch and channel chunk)."""
     x = _pool_input(x, "max_pool")
+    return_indices = pooling.check_flag("return_indices", return_indices)
     window = dict(kernel=kernel, strides=strides, pads_begin=pads_begin, pads_end=pads_end,
                   dilations=dilations, rounding_type=rounding_type, auto_pad=auto_pad)
     _check_on_empty(pooling.max_pool, x, return_indices=False, **window)
@@ -321,7 +322,7 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     if not return_indices:
         return _pooled(x, pooling.max_pool, dict(window, return_indices=False), out_shape[2:],
                        x.dtype)
-    pooling._index_plan(tuple(x.shape), index_element_type, axis, True)   # range and axis
+    pooling._index_layout(x.shape, index_element_type, axis, True)   # range and axis
     return _max_pooled(x, pooling.max_pool, window, out_shape[2:], index_element_type, axis)
 
 
@@ -338,6 +339,7 @@ def adaptive_max_pool(x, output_size, index_element_type="i64", return_indices=T
     """:func:`ovpool.adaptive_max_pool` over a Dask array chunked along N and C (lazy);
     indices are within each (n, c) plane, as in the numpy API."""
     x = _pool_input(x, "adaptive_max_pool")
+    return_indices = pooling.check_flag("return_indices", return_indices)
     _check_on_empty(pooling.adaptive_max_pool, x, output_size=output_size,
                     index_element_type=index_element_type, return_indices=return_indices)
     out_shape = adaptive_output_shape(x.shape, output_size)

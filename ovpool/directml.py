@@ -128,6 +128,7 @@ def max_pooling(x, strides, window_size, start_padding=None, end_padding=None, d
     dtype's lowest finite value and the index of its plane's first element.
     """
     x = _check_input("max_pooling", x, _MAX_DTYPES)
+    return_indices = pooling.check_flag("return_indices", return_indices)
     windows = resolve_windows("max_pooling", x.shape, strides, window_size, start_padding,
                               end_padding, dilations)
     if not return_indices:

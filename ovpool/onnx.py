@@ -296,6 +296,7 @@ def max_pool(x, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pa
     version, x = _prepare("MaxPool", opset, x, {
         "storage_order": (storage_order, 0), "ceil_mode": (ceil_mode, 0),
         "dilations": (dilations, None)})
+    return_indices = pooling.check_flag("return_indices", return_indices)
     if return_indices and not version.indices:
         raise BadAttributeError(
             f"{version.name} (opset {opset}) has no Indices output; pass return_indices=False "

@@ -35,9 +35,12 @@ import contextlib
 import functools
 import importlib.util
 import os
+import re
+import threading
 
 import numpy as np
 
+from ._limits import check_allocation
 from .config import get_num_threads
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir.element_types import dtype_for
@@ -195,6 +198,31 @@ def _context(type_name, version, name):
     return f"layer {name!r} type={type_name} version={version} (ovpool's OpenVINO bridge)"
 
 
+# The last OvpoolError the bridge raised inside OpenVINO, with a sequence number: OpenVINO
+# reports it as a RuntimeError whose text ends with the Python frame it came from, so the
+# callers below raise the recorded error itself (naming layer and attribute) instead.
+_RAISED = {"count": 0, "error": None}
+_RAISED_LOCK = threading.Lock()
+
+
+def _recorded(error):
+    with _RAISED_LOCK:
+        _RAISED["count"] += 1
+        _RAISED["error"] = error
+    return error
+
+
+def _raised_count():
+    with _RAISED_LOCK:
+        return _RAISED["count"]
+
+
+def _raised_since(count):
+    """The error the bridge raised since ``_raised_count()`` was ``count``, else None."""
+    with _RAISED_LOCK:
+        return _RAISED["error"] if _RAISED["count"] != count else None
+
+
 def _ovpool_op(type_name, version, attributes, name, n_inputs, n_outputs):
     """ovpool's IR-runtime op for these attributes; it parses and validates them. ``version``
     is the IR's: ``"opset8"`` for a native op, :data:`OPSET` for an execution op."""
@@ -206,7 +234,7 @@ def _ovpool_op(type_name, version, attributes, name, n_inputs, n_outputs):
     try:
         return lookup(layer)(layer)
     except OvpoolError as error:
-        raise error.with_context(_context(type_name, version, name)) from None
+        raise _recorded(error.with_context(_context(type_name, version, name))) from None
 
 
 @functools.lru_cache(maxsize=None)
@@ -271,7 +299,10 @@ def _execution_class(type_name):
             return self._op
 
         def _raise(self, error):
-            return error.with_context(_context(type_name, OPSET, self.get_friendly_name()))
+            context = _context(type_name, OPSET, self.get_friendly_name())
+            if error.context and context in error.context:
+                return _recorded(error)     # raised by _ovpool_op, which named the layer
+            return _recorded(error.with_context(context))
 
         def _input_specs(self):
             shape = self.get_input_partial_shape(0)
@@ -692,16 +723,24 @@ class CompiledModel:
         if performance_counters:
             config["PERF_COUNT"] = True
         self.performance_counters = bool(performance_counters)
+        count = _raised_count()
         try:
             model = core.read_model(str(xml_path), None if bin_path is None else str(bin_path))
+            _check_static_tensors(model, xml_path)
             self._compiled = core.compile_model(model, "CPU", config)
-        except RuntimeError as error:
+        except (RuntimeError, UnicodeDecodeError) as error:
+            # (OpenVINO's message may quote bytes of the model that are not UTF-8)
+            raised = _raised_since(count)
+            if raised is not None:
+                raise raised from None
             raise UnsupportedError(f"OpenVINO cannot run {xml_path}: "
                                    f"{_last_line(error)}") from None
         self._core = core
         self.ovpool_pooling = ovpool_pooling
         self.model = model
-        self._request = self._compiled.create_infer_request()
+        # One infer request per thread: a request runs one inference at a time, and
+        # compiled models are safe to call from several threads.
+        self._requests = threading.local()
         self.input_names = [_port_name(port) for port in self._compiled.inputs]
         self.input_tensor_names = [set(port.get_names()) for port in self._compiled.inputs]
         self.output_names = [_port_name(port) for port in self._compiled.outputs]
@@ -724,18 +763,26 @@ class CompiledModel:
         if len(arrays) != len(self.input_names):
             raise BadArgumentError(f"got {len(arrays)} inputs; the model has "
                                    f"{len(self.input_names)}: {self.input_names}")
+        request = getattr(self._requests, "request", None)
+        if request is None:
+            request = self._requests.request = self._compiled.create_infer_request()
+        count = _raised_count()
         try:
-            self._request.infer({i: np.ascontiguousarray(a) for i, a in enumerate(arrays)})
-        except RuntimeError as error:
+            request.infer({i: np.ascontiguousarray(a) for i, a in enumerate(arrays)})
+        except (RuntimeError, UnicodeDecodeError) as error:
+            # (OpenVINO's message may quote bytes of the model that are not UTF-8)
+            raised = _raised_since(count)
+            if raised is not None:
+                raise raised from None
             raise UnsupportedError(f"OpenVINO inference failed: {_last_line(error)}") from None
         if trace is not None and self.performance_counters:
-            self._trace(trace)
-        return {name: np.array(self._request.get_output_tensor(i).data, copy=True)
+            self._trace(trace, request)
+        return {name: np.array(request.get_output_tensor(i).data, copy=True)
                 for i, name in enumerate(self.output_names)}
 
     __call__ = infer
 
-    def _trace(self, trace):
+    def _trace(self, trace, request):
         from .profile import LayerTime
 
         types = getattr(self, "_op_types", None)
@@ -743,7 +790,7 @@ class CompiledModel:
             types = self._op_types = {
                 op.get_friendly_name(): f"{op.get_type_info().name}-{op.get_type_info().version_id}"
                 for op in self.model.get_ordered_ops()}
-        for info in self._request.profiling_info:
+        for info in request.profiling_info:
             if str(info.status).endswith("NOT_RUN"):
                 continue
             seconds = info.real_time.total_seconds()
@@ -753,13 +800,34 @@ class CompiledModel:
                             seconds))
 
 
+def _check_static_tensors(model, xml_path):
+    """Refuse, before OpenVINO compiles or allocates anything, a tensor whose shape OpenVINO
+    inferred as static and whose size is over ovpool's memory limit (or overflows)."""
+    for node in model.get_ordered_ops():
+        for index, output in enumerate(node.outputs()):
+            shape = output.get_partial_shape()
+            if shape.rank.is_dynamic or not shape.is_static:
+                continue
+            element = output.get_element_type()
+            try:
+                dtype = np.dtype(element.to_dtype())
+            except Exception:  # noqa: BLE001 - no numpy dtype (u1, string ...): its byte size
+                dtype = np.dtype((np.void, max(1, (element.bitwidth + 7) // 8)))
+            check_allocation(tuple(int(d) for d in shape.to_shape()), dtype,
+                             f"{xml_path}: output {index} of layer "
+                             f"{node.get_friendly_name()!r} ({node.get_type_name()})")
+
+
 def _port_name(port):
     names = sorted(port.get_names())
     return port.get_any_name() if names else port.get_node().get_friendly_name()
 
 
 def _last_line(error):
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    """The message of an OpenVINO error: its last line, before the Python frames ("At:" and
+    one "file(line): function" line each) OpenVINO appends when Python code was running."""
+    text = re.split(r"\n\s*At:\s*\n", str(error))[0]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else type(error).__name__
 
 

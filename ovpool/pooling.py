@@ -6,8 +6,8 @@ allocates or checks the outputs, and hands everything to the typed kernels.
 """
 
 import functools
+from dataclasses import astuple
 import math
-import operator
 
 import numpy as np
 
@@ -18,6 +18,10 @@ from ._shapes import (
     adaptive_output_shape,
     check_input_shape,
     check_exclude_pad_pads,
+    normalize_auto_pad,
+    normalize_rounding,
+    _is_int,
+    per_axis_key,
     resolve_pool_axes,
 )
 from ._limits import check_allocation
@@ -154,12 +158,13 @@ def _plan_result(shape, plan):
 
 
 @functools.lru_cache(maxsize=256)
-def _window_plan(shape, windows, divisor_rule):
+def _window_plan(shape, windows, divisor_rule, memory_limit):
     """Kernel tables (and divisors when ``divisor_rule`` is given) for resolved windows,
-    refused when they would exceed the memory limit."""
+    refused when they would exceed ``memory_limit`` (part of the key: a lowered limit is
+    checked again)."""
     plan = _rules.fixed_plan(
         [(w.length, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end, w.output)
-         for w in windows], divisor_rule, get_memory_limit())
+         for w in windows], divisor_rule, memory_limit)
     return _plan_result(shape, plan)
 
 
@@ -168,36 +173,40 @@ _checked_exclude_pad_pads = functools.lru_cache(maxsize=256)(check_exclude_pad_p
 
 @functools.lru_cache(maxsize=256)
 def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad,
-                divisor_rule):
+                divisor_rule, memory_limit):
     axes = resolve_pool_axes(shape, kernel, strides, pads_begin, pads_end, dilations,
                              rounding, auto_pad)
-    return (axes,) + _window_plan(shape, axes, divisor_rule)
+    return (axes,) + _window_plan(shape, axes, divisor_rule, memory_limit)
 
 
 @functools.lru_cache(maxsize=256)
-def _adaptive_plan(shape, output_size):
+def _adaptive_plan(shape, output_size, memory_limit):
     out_shape = adaptive_output_shape(shape, output_size)
-    return _plan_result(shape, _rules.adaptive_plan(shape[2:], out_shape[2:], get_memory_limit()))
+    return _plan_result(shape, _rules.adaptive_plan(shape[2:], out_shape[2:], memory_limit))
 
 
-def _as_key(value):
-    """Make an attribute hashable for the plan cache (lists become tuples)."""
-    if value is None or isinstance(value, (int, str)):
-        return value
-    try:
-        if any(isinstance(v, (bool, np.bool_)) for v in value):
-            return value  # left for normalize_per_axis to reject with a clear message
-        return tuple(operator.index(v) for v in value)
-    except TypeError:
-        return value
+def _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_type, auto_pad):
+    """The attributes of a fixed-window pooling, type-checked on every call before any cache
+    lookup and made into keys whose equality means equal meaning (``2.0``, ``True`` and ``2``
+    compare equal in Python, so only real ints get here)."""
+    rank = x.ndim - 2
+    return (per_axis_key("kernel", kernel, rank, minimum=1),
+            per_axis_key("strides", strides, rank, default=1, minimum=1),
+            per_axis_key("pads_begin", pads_begin, rank, default=0),
+            per_axis_key("pads_end", pads_end, rank, default=0),
+            per_axis_key("dilations", dilations, rank, default=1, minimum=1),
+            normalize_rounding(rounding_type), normalize_auto_pad(auto_pad))
 
 
-def _plan(function, *args):
-    try:
-        return function(*args)
-    except TypeError:
-        # Unhashable attribute values: resolve without the cache so validation reports them.
-        return function.__wrapped__(*args)
+def _output_size_key(x, output_size):
+    return per_axis_key("output_size", output_size, x.ndim - 2, minimum=1)
+
+
+def check_flag(name, value):
+    """``value`` as a bool; anything but a real boolean (1, "yes", None) is refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise BadArgumentError(f"'{name}' must be a bool, got {value!r}")
+    return bool(value)
 
 
 # Below this many input elements per thread, starting threads costs more than it saves.
@@ -223,9 +232,13 @@ def _run_avg(x, storage, out, tables, divisors, out_shape):
 def _index_dtype(index_element_type):
     key = index_element_type
     if not isinstance(key, str):
+        if not isinstance(key, (np.dtype, type)):
+            raise BadArgumentError(
+                f"'index_element_type' must be a string (i32 or i64) or a numpy integer dtype, "
+                f"got {index_element_type!r}")
         try:
             key = np.dtype(key).name
-        except TypeError:
+        except Exception:  # noqa: BLE001 - numpy raises several kinds for a non-dtype type
             key = repr(index_element_type)
     dtype = _INDEX_TYPES.get(key.lower())
     if dtype is None:
@@ -263,7 +276,8 @@ def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane
 
 def _check_windows(x, windows):
     windows = tuple(windows)
-    if len(windows) != x.ndim - 2 or not all(isinstance(w, AxisWindow) for w in windows):
+    if len(windows) != x.ndim - 2 or not all(
+            isinstance(w, AxisWindow) and all(_is_int(v) for v in astuple(w)) for w in windows):
         raise BadAttributeError(
             f"expected one AxisWindow per spatial axis ({x.ndim - 2}), got {windows!r}")
     for a, w in enumerate(windows):
@@ -282,7 +296,8 @@ def avg_pool_windows(x, windows, divisor_rule, out=None):
     x, storage = _prepare_input(x, "avg_pool")
     if divisor_rule not in DIVISOR_RULES:
         raise BadAttributeError(f"divisor rule {divisor_rule!r} is not one of {DIVISOR_RULES}")
-    tables, divisor, out_shape = _window_plan(x.shape, _check_windows(x, windows), divisor_rule)
+    tables, divisor, out_shape = _window_plan(x.shape, _check_windows(x, windows), divisor_rule,
+                                              get_memory_limit())
     return _run_avg(x, storage, out, tables, divisor, out_shape)
 
 
@@ -290,28 +305,41 @@ def max_pool_windows(x, windows, index_element_type="i64", axis=0, return_indice
                      out=None, out_indices=None):
     """Max pooling over already-resolved windows; indices as in :func:`max_pool`."""
     x, storage = _prepare_input(x, "max_pool")
-    tables, _, out_shape = _window_plan(x.shape, _check_windows(x, windows), None)
+    tables, _, out_shape = _window_plan(x.shape, _check_windows(x, windows), None,
+                                        get_memory_limit())
     return _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type,
                           axis, return_indices)
 
 
 @functools.lru_cache(maxsize=256)
-def _index_plan(shape, index_element_type, axis, return_indices):
+def _index_plan(shape, index_dtype, axis):
     """(index dtype or None, plane modulus, offset modulus) for max pooling, once the largest
     index is known to fit the index dtype."""
-    index_dtype = _index_dtype(index_element_type) if return_indices else None
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        rank = len(shape)
-        raise BadAttributeError(f"attribute 'axis' is {axis!r}; expected an int in [{-rank}, {rank - 1}]")
     plane_modulus, offset_modulus, largest_index = _rules.index_layout(shape, axis)
     _check_index_range(index_dtype, largest_index)
     return index_dtype, plane_modulus, offset_modulus
 
 
+def _index_arguments(index_element_type, return_indices):
+    """The index dtype (None without indices), checked on every call before any cache."""
+    return _index_dtype(index_element_type) if check_flag("return_indices", return_indices) \
+        else None
+
+
+def _index_layout(shape, index_element_type, axis, return_indices):
+    """:func:`_index_plan` for the arguments as given, type-checked before the cache."""
+    index_dtype = _index_arguments(index_element_type, return_indices)
+    if not _is_int(axis):
+        rank = len(shape)
+        raise BadAttributeError(f"attribute 'axis' is {axis!r}; expected an int in "
+                                f"[{-rank}, {rank - 1}]")
+    return _index_plan(tuple(shape), index_dtype, int(axis))
+
+
 def _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type, axis,
                    return_indices):
     return _run_max(x, storage, out, out_indices, tables, out_shape,
-                    *_plan(_index_plan, x.shape, index_element_type, axis, return_indices))
+                    *_index_layout(x.shape, index_element_type, axis, return_indices))
 
 
 def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=None,
@@ -344,15 +372,14 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     x, storage = _prepare_input(x, "avg_pool")
     if not isinstance(exclude_pad, (bool, np.bool_)):
         raise BadAttributeError(f"attribute 'exclude_pad' must be a bool, got {exclude_pad!r}")
+    exclude_pad = bool(exclude_pad)
     rule = avg_divisor_rule(exclude_pad)
-    window = (_as_key(kernel), _as_key(strides), _as_key(pads_begin), _as_key(pads_end),
-              _as_key(dilations))
-    _, tables, divisor, out_shape = _plan(_fixed_plan, x.shape, *window, rounding_type,
-                                          auto_pad, rule)
+    keys = _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_type,
+                        auto_pad)
+    _, tables, divisor, out_shape = _fixed_plan(x.shape, *keys, rule, get_memory_limit())
     if exclude_pad:
-        kernel, _, pads_begin, pads_end, dilations = window
-        _plan(_checked_exclude_pad_pads, x.ndim - 2, kernel, pads_begin, pads_end, dilations,
-              auto_pad)
+        kernel, _, pads_begin, pads_end, dilations, _, auto_pad = keys
+        _checked_exclude_pad_pads(x.ndim - 2, kernel, pads_begin, pads_end, dilations, auto_pad)
     return _run_avg(x, storage, out, tables, divisor, out_shape)
 
 
@@ -380,9 +407,9 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     input element gives the dtype's lowest finite value and index 0.
     """
     x, storage = _prepare_input(x, "max_pool")
-    axes, tables, _, out_shape = _plan(
-        _fixed_plan, x.shape, _as_key(kernel), _as_key(strides), _as_key(pads_begin),
-        _as_key(pads_end), _as_key(dilations), rounding_type, auto_pad, None)
+    keys = _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_type,
+                        auto_pad)
+    axes, tables, _, out_shape = _fixed_plan(x.shape, *keys, None, get_memory_limit())
     return _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type,
                           axis, return_indices)
 
@@ -405,7 +432,8 @@ def adaptive_avg_pool(x, output_size, out=None):
     ndarray of the input's dtype.
     """
     x, storage = _prepare_input(x, "adaptive_avg_pool")
-    tables, divisor, out_shape = _plan(_adaptive_plan, x.shape, _as_key(output_size))
+    tables, divisor, out_shape = _adaptive_plan(x.shape, _output_size_key(x, output_size),
+                                                get_memory_limit())
     return _run_avg(x, storage, out, tables, divisor, out_shape)
 
 
@@ -417,8 +445,9 @@ def adaptive_max_pool(x, output_size, index_element_type="i64", return_indices=T
     ``return_indices`` is False.
     """
     x, storage = _prepare_input(x, "adaptive_max_pool")
-    tables, _, out_shape = _plan(_adaptive_plan, x.shape, _as_key(output_size))
-    index_dtype = _index_dtype(index_element_type) if return_indices else None
+    index_dtype = _index_arguments(index_element_type, return_indices)
+    tables, _, out_shape = _adaptive_plan(x.shape, _output_size_key(x, output_size),
+                                          get_memory_limit())
     _check_index_range(index_dtype, tables.in_plane - 1)
     return _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype,
                     1, tables.in_plane)

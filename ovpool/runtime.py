@@ -56,6 +56,16 @@ def compile_model(model, num_threads=None):
     return CompiledModel(model, num_threads)
 
 
+def validate_layers(model):
+    """Parse and validate the attributes of every layer of ``model`` that ovpool implements,
+    as compiling it would, raising the OvpoolError that names layer and attribute. For callers
+    that hand the model to another engine (OpenVINO parses attributes leniently:
+    ``kernel="2.5,2"`` becomes [2, 2])."""
+    for layer in model.layers:
+        if lookup(layer) is not None:
+            CompiledModel._build(layer)
+
+
 class _Step:
     __slots__ = ("run", "inputs", "outputs", "free", "layer")
 

@@ -21,59 +21,29 @@ import mmap
 import os
 import re
 import shutil
-import signal
 import sys
 import tempfile
-import threading
 import time
 import zipfile
-from contextlib import contextmanager
 
 import numpy as np
 
 from . import _rules
-from ._atomic import _fsync_directory, _same_file
+from ._atomic import _fsync_directory, _same_file, signals_held, sigterm_as_exit
+from ._inputfiles import read_npy_header
 from ._limits import check_allocation
 from .errors import BadArgumentError, BadShapeError, OvpoolError, UnsupportedError
 
 __all__ = ["NpyInput", "read_npy_header", "BatchPlan", "plan_batches", "run_chunk",
-           "stream", "StreamResult", "PROGRESS_CHOICES"]
+           "stream", "StreamResult", "Statistics", "PROGRESS_CHOICES"]
 
 PROGRESS_CHOICES = ("auto", "always", "never")
 _PAGE = mmap.PAGESIZE
 _COPY_BLOCK = 16 << 20
+_STATISTICS_BLOCK = 1 << 18
 
 
 # ---- inputs --------------------------------------------------------------------------------
-
-def read_npy_header(path):
-    """``(shape, dtype, fortran_order, data_offset, file_size)`` of a ``.npy`` file, read from
-    its header only. Refuses object arrays and files shorter than their header declares."""
-    try:
-        with open(path, "rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            if version == (1, 0):
-                shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(handle)
-            elif version in ((2, 0), (3, 0)):
-                shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(handle)
-            else:
-                raise ValueError(f"unsupported .npy format version {version}")
-            data_offset = handle.tell()
-            file_size = os.fstat(handle.fileno()).st_size
-    except (OSError, ValueError, EOFError) as error:
-        raise BadArgumentError(f"cannot read input file {path}: {error}") from None
-    if dtype.hasobject:
-        raise BadArgumentError(f"input file {path} holds Python objects ({dtype}); "
-                               "ovpool reads numeric arrays only")
-    if any(d < 0 for d in shape) or len(shape) > 64:
-        raise BadArgumentError(f"input file {path} declares the impossible shape {shape}")
-    nbytes = math.prod(shape) * dtype.itemsize
-    if data_offset + nbytes > file_size:
-        raise BadArgumentError(f"input file {path} is truncated: its header declares "
-                               f"{list(shape)} {dtype} ({nbytes} bytes of data) but the file "
-                               f"has {file_size - data_offset}")
-    return tuple(shape), dtype, fortran_order, data_offset, file_size
-
 
 def _release(region, start, stop):
     """Drop the pages wholly inside ``[start, stop)`` of ``region`` from this process: its
@@ -401,7 +371,7 @@ def _remove(path):
 
 # ---- the run -------------------------------------------------------------------------------
 
-class _Statistics:
+class Statistics:
     """min, max and mean of an output, accumulated chunk by chunk (float64 for floats, as
     the in-memory summary computes them)."""
 
@@ -410,14 +380,17 @@ class _Statistics:
         self.total, self.count = 0.0, 0
 
     def add(self, array):
-        if array.size == 0:
-            return
-        wide = array.astype(np.float64) if array.dtype.kind in "fV" else array
-        low, high = wide.min(), wide.max()
-        self.low = low if self.low is None else np.minimum(self.low, low)
-        self.high = high if self.high is None else np.maximum(self.high, high)
-        self.total += float(np.sum(wide, dtype=np.float64))
-        self.count += array.size
+        """Fold ``array`` in, a block at a time: floats are widened to float64 one block of
+        at most ``_STATISTICS_BLOCK`` elements at a time, never as a full-size copy."""
+        flat = array.reshape(-1)
+        for start in range(0, flat.size, _STATISTICS_BLOCK):
+            block = flat[start:start + _STATISTICS_BLOCK]
+            wide = block.astype(np.float64) if block.dtype.kind in "fV" else block
+            low, high = wide.min(), wide.max()
+            self.low = low if self.low is None else np.minimum(self.low, low)
+            self.high = high if self.high is None else np.maximum(self.high, high)
+            self.total += float(np.sum(wide, dtype=np.float64))
+            self.count += block.size
 
     def summary(self):
         if self.count == 0:
@@ -430,23 +403,6 @@ class StreamResult:
 
     def __init__(self, items, seconds, outputs, path):
         self.items, self.seconds, self.outputs, self.path = items, seconds, outputs, path
-
-
-@contextmanager
-def _sigterm_as_exit():
-    """SIGTERM unwinds like Ctrl-C does, so the temporary files are removed on the way out."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def terminate(signum, frame):
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _progress_bar(total, mode, stream):
@@ -472,20 +428,21 @@ def stream(chunks, total, output_path, protected_paths=(), progress="auto",
     statistics, shapes, dtypes = {}, {}, {}
     done = 0
     started = time.perf_counter()
-    with _sigterm_as_exit():
+    with sigterm_as_exit():
         try:
             with _progress_bar(total, progress, progress_stream or sys.stderr) as bar:
                 for start, stop, outputs in chunks:
                     plan.shift_indices(outputs, start)
                     if writers is None:
                         if output_path:
-                            destination = _Destination(output_path, list(outputs),
-                                                       protected_paths)
+                            with signals_held():   # never between mkdtemp and the name
+                                destination = _Destination(output_path, list(outputs),
+                                                           protected_paths)
                         writers = {}
                         for name, array in outputs.items():
                             shapes[name] = (total, *array.shape[1:])
                             dtypes[name] = _storable(array.dtype)
-                            statistics[name] = _Statistics()
+                            statistics[name] = Statistics()
                             if destination is not None:
                                 writers[name] = destination.writer(name, dtypes[name],
                                                                    shapes[name])

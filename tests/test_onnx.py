@@ -356,3 +356,21 @@ def test_zero_pads_with_auto_pad_are_accepted():
     x = np.arange(4, dtype=np.float32).reshape(1, 1, 4)
     np.testing.assert_array_equal(
         ovpool.onnx.average_pool(x, [2], pads=[0, 0], auto_pad="VALID"), [[[0.5, 1.5, 2.5]]])
+
+
+@pytest.mark.parametrize("op_type", ["AveragePool", "MaxPool"])
+def test_empty_auto_pad_is_notset_as_onnxruntime_reads_it(op_type):
+    # Exporters write auto_pad=""; onnxruntime and the onnx checker read it as NOTSET.
+    x = np.random.default_rng(3).standard_normal((1, 2, 7, 6)).astype(np.float32)
+    attrs = dict(kernel_shape=[3, 2], pads=[1, 0, 1, 1], strides=[2, 1], auto_pad="")
+    node = oracle.one_node_model(op_type, attrs, x.shape, x.dtype, 22).graph.node[0]
+    assert oracle.node_attributes(node)["auto_pad"] in ("", b"")
+    def first(result):
+        return result[0] if isinstance(result, (list, tuple)) else result
+
+    want = first(oracle.run_onnxruntime(op_type, attrs, x, 22))
+    got = first(oracle.run_ovpool(op_type, attrs, x, 22))
+    assert got.shape == want.shape == (1, 2, 4, 6)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    notset = first(oracle.run_ovpool(op_type, dict(attrs, auto_pad="NOTSET"), x, 22))
+    np.testing.assert_array_equal(got, notset)

@@ -791,7 +791,14 @@ def test_good_axis_range():
         assert_max_equal(gv, wv, gi, wi)
 
 
-@pytest.mark.parametrize("value", ["i16", "u32", "f32", "i8", 64])
+@pytest.mark.parametrize("value", [64, [1], b"i32", None, 3.5])
+def test_malformed_index_element_type_is_a_bad_argument(value):
+    for call in (lambda: ovpool.max_pool(X3, 2, index_element_type=value),
+                 lambda: ovpool.adaptive_max_pool(X3, 2, index_element_type=value)):
+        _raises(BadArgumentError, call, "index_element_type", repr(value))
+
+
+@pytest.mark.parametrize("value", ["i16", "u32", "f32", "i8"])
 def test_bad_index_element_type(value):
     _raises(BadAttributeError, lambda: ovpool.max_pool(X3, 2, index_element_type=value),
             "index_element_type", value)

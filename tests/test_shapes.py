@@ -90,3 +90,50 @@ def test_adaptive_bounds_follow_the_spec_formulas():
     assert adaptive_output_shape((2, 3, 10, 11), (4, 5)) == (2, 3, 4, 5)
     with pytest.raises(BadAttributeError, match="output_size"):
         adaptive_output_shape((2, 3, 10, 11), (4, 0))
+
+
+@pytest.mark.parametrize("dim", [3.0, 3.7, "3", True, float("inf"), float("nan"), None, 2**70 + 0.5])
+def test_output_shape_functions_refuse_dims_that_are_not_ints(dim):
+    from ovpool._shapes import adaptive_output_shape, pool_output_shape
+    from ovpool.errors import BadShapeError
+    with pytest.raises(BadShapeError, match="sequence of ints"):
+        pool_output_shape((1, 1, dim), 1)
+    with pytest.raises(BadShapeError, match="sequence of ints"):
+        adaptive_output_shape((1, dim, 4), 2)
+
+
+def test_output_shape_functions_accept_numpy_ints():
+    import numpy as np
+    from ovpool._shapes import adaptive_output_shape, pool_output_shape
+    assert pool_output_shape((np.int64(1), 1, np.int32(5)), 2) == (1, 1, 4)
+    assert adaptive_output_shape(np.array([1, 2, 9]), 3) == (1, 2, 3)
+
+
+def test_empty_kernel_is_the_kernels_fault():
+    import numpy as np
+    import ovpool
+    from ovpool.errors import BadAttributeError
+    for call in (lambda: ovpool.avg_pool(np.zeros((1, 1, 4), np.float32), (), pads_begin=(1,),
+                                         pads_end=(1,), exclude_pad=True),
+                 lambda: ovpool.max_pool(np.zeros((1, 1, 4), np.float32), [])):
+        with pytest.raises(BadAttributeError, match="'kernel' has 0 values"):
+            call()
+
+
+@pytest.mark.parametrize("flag", [1, 0, "yes", None, 1.0])
+def test_return_indices_must_be_a_real_bool_everywhere(flag):
+    import numpy as np
+    import ovpool
+    import ovpool.dask
+    import ovpool.directml
+    import ovpool.onnx
+    from ovpool.errors import BadArgumentError
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    calls = [lambda: ovpool.max_pool(x, 2, return_indices=flag),
+             lambda: ovpool.adaptive_max_pool(x, 2, return_indices=flag),
+             lambda: ovpool.onnx.max_pool(x, [2, 2], return_indices=flag),
+             lambda: ovpool.directml.max_pooling(x, [1, 1], [2, 2], [0, 0], [0, 0],
+                                                 return_indices=flag)]
+    for call in calls:
+        with pytest.raises(BadArgumentError, match="'return_indices' must be a bool"):
+            call()

@@ -445,9 +445,12 @@ inline void check_exclude_pad_pads(const PoolAttributes& a) {
 // ------------------------------------------------------------------------------------------
 
 // ONNX auto_pad spellings (upper-case names, case-insensitive): NOTSET, SAME_UPPER,
-// SAME_LOWER, VALID. `op` is the versioned operator name that prefixes messages.
+// SAME_LOWER, VALID; the empty string is NOTSET, as onnxruntime, OpenVINO's ONNX frontend and
+// the onnx checker read it (exporters write auto_pad=""). `op` is the versioned operator name
+// that prefixes messages.
 inline AutoPad parse_onnx_auto_pad(const std::string& op, const std::string& value) {
     static const char* names[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+    if (value.empty()) return static_cast<AutoPad>(0);
     std::string key = detail::upper(value);
     for (int i = 0; i < 4; ++i)
         if (key == names[i]) return static_cast<AutoPad>(i);

@@ -36,8 +36,9 @@ def _flag(attributes, name):
 
 
 def _auto_pad(attributes):
-    value = attributes.get("auto_pad", "NOTSET")
-    if value.strip().upper() not in _AUTO_PADS:
+    # auto_pad="" is NOTSET, as in onnxruntime, OpenVINO's ONNX frontend and the onnx checker
+    value = attributes.get("auto_pad", "NOTSET").strip() or "NOTSET"
+    if value.upper() not in _AUTO_PADS:
         raise BadAttributeError(f"attribute 'auto_pad' is {value!r}; expected one of "
                                 f"{', '.join(_AUTO_PADS)}")
     return value.strip().upper()

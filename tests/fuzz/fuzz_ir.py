@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import random
+import re
 import select
 import shutil
 import subprocess
@@ -481,6 +482,11 @@ def make_case(samples, seed, index):
     return xml, weights, steps
 
 
+def dump_case(samples, seed, index, directory):
+    xml, weights, steps = make_case(samples, seed, index)
+    return write_case(directory, xml, weights), steps
+
+
 def write_case(directory, xml, weights):
     os.makedirs(directory, exist_ok=True)
     bin_path = os.path.join(directory, "model.bin")
@@ -536,7 +542,51 @@ def run_model(path, index):
     return "ok"
 
 
-def worker_main(memory_limit, address_space):
+_CORE = []
+
+
+def run_model_native(path, index):
+    """read + compile + infer one model with OpenVINO, ovpool's native extension library
+    loaded (its pooling and ovpool-opset layers); returns "ok" or raises. OpenVINO refusing
+    the model (a RuntimeError) is a clean refusal; a crash is a finding."""
+    import numpy as np
+    if not _CORE:
+        import openvino as ov
+        import ovpool.openvino
+        core = ov.Core()
+        core.set_property("CPU", {"INFERENCE_NUM_THREADS": 1})
+        core.add_extension(str(ovpool.openvino.extension_path()))
+        _CORE.append(core)
+    core = _CORE[0]
+    compiled = core.compile_model(core.read_model(path), "CPU")
+    rng = np.random.default_rng(index)
+    arrays = []
+    for port in compiled.inputs:
+        shape = port.get_partial_shape()
+        if not shape.is_static:
+            return "ok"        # compiled; the dynamic dims are exercised by ovpool's own runs
+        dtype = np.dtype(port.get_element_type().to_dtype())
+        if dtype.kind in "iub":
+            # Integer inputs of mutated models are shapes, axes and permutations (a Const made a
+            # Parameter) that OpenVINO's CPU plugin trusts: random ones crash OpenVINO itself,
+            # with or without ovpool loaded. Compiling the model is the test here.
+            return "ok"
+        dims = [int(d) for d in shape.to_shape()]
+        if np.prod(dims, dtype=object) * dtype.itemsize > 64 << 20:
+            return "ok"
+        arrays.append((rng.standard_normal(dims) * 3).astype(dtype))
+    compiled(arrays)
+    return "ok"
+
+
+def run_case(samples, workdir, seed, index, native=False):
+    """Make case ``index``, write its files in ``workdir`` and run them: "ok" or raises."""
+    xml, weights, _ = make_case(samples, seed, index)
+    path = write_case(workdir, xml, weights)
+    return (run_model_native if native else run_model)(path, index)
+
+
+def worker_main(memory_limit, address_space, native=False, fuzzer=None):
     import resource
     import warnings
     warnings.simplefilter("ignore")
@@ -547,19 +597,23 @@ def worker_main(memory_limit, address_space):
     import ovpool
     from ovpool.errors import OvpoolError
     ovpool.set_memory_limit(memory_limit)
-    samples = load_samples()
+    fuzzer = fuzzer or sys.modules[__name__]
+    samples = fuzzer.load_samples()
     workdir = tempfile.mkdtemp(prefix="ovpool-fuzz-worker-")
     try:
         for line in sys.stdin:
             seed, index = line.split()
-            xml, weights, _ = make_case(samples, seed, int(index))
-            path = write_case(workdir, xml, weights)
             try:
-                outcome, detail = run_model(path, int(index)), ""
+                outcome = fuzzer.run_case(samples, workdir, seed, int(index), native)
+                detail = ""
             except OvpoolError as error:
                 outcome, detail = "clean", f"{type(error).__name__}: {str(error)[:200]}"
             except BaseException as error:  # noqa: BLE001 - everything else is a finding
                 outcome = "exception"
+                if native and type(error) in (RuntimeError, UnicodeDecodeError):
+                    # OpenVINO's own refusal (its exceptions are plain RuntimeErrors, and a
+                    # message quoting bytes of the model that are not UTF-8 cannot be decoded)
+                    outcome = "clean"
                 detail = "".join(traceback.format_exception(type(error), error,
                                                             error.__traceback__))[-4000:]
             sys.stdout.write(json.dumps({"index": int(index), "outcome": outcome,
@@ -582,9 +636,10 @@ class Worker:
         self.buffer = b""
 
     def start(self):
-        command = [sys.executable, os.path.abspath(__file__), "--worker",
-                   "--memory-limit", str(self.args.memory_limit),
-                   "--address-space", str(self.args.address_space)]
+        command = [sys.executable, getattr(self.args, "script", os.path.abspath(__file__)),
+                   "--worker", "--memory-limit", str(self.args.memory_limit),
+                   "--address-space", str(self.args.address_space),
+                   *getattr(self.args, "worker_arguments", [])]
         env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, env=env)
@@ -613,20 +668,24 @@ class Worker:
         self.process = None
 
 
-def keep_case(args, samples, index, outcome, detail, steps_hint=None):
-    xml, weights, steps = make_case(samples, args.seed, index)
+def keep_case(args, samples, index, outcome, detail, dump=None):
+    """Save case ``index``'s files (with ``dump``, this fuzzer's :func:`dump_case` by
+    default) and an info.txt with its mutations, a rerun command and ``detail``."""
     directory = os.path.join(args.keep, f"case-{index}")
-    write_case(directory, xml, weights)
+    _, steps = (dump or dump_case)(samples, args.seed, index, directory)
     with open(os.path.join(directory, "info.txt"), "w", encoding="utf-8") as handle:
         handle.write(f"seed={args.seed} case={index} outcome={outcome}\n")
         handle.write("mutations:\n  " + "\n  ".join(steps) + "\n\n")
-        handle.write(f"rerun: python {os.path.relpath(__file__)} --seed {args.seed} "
+        script = getattr(args, "script", __file__)
+        handle.write(f"rerun: python {os.path.relpath(script)} --seed {args.seed} "
                      f"--only {index}\n\n{detail}\n")
     return directory
 
 
-def drive(args):
-    samples = load_samples()
+def drive(args, samples=None, dump=None):
+    """Run the cases in worker processes; ``samples`` and ``dump`` (which writes a case's
+    files) default to this fuzzer's, and other fuzzers pass their own."""
+    samples = load_samples() if samples is None else samples
     indices = [args.only] if args.only is not None else list(range(args.start,
                                                                    args.start + args.cases))
     counts = {"ok": 0, "clean": 0, "crash": 0, "hang": 0, "exception": 0}
@@ -639,7 +698,7 @@ def drive(args):
     def record(index, outcome, detail):
         counts[outcome] += 1
         if outcome in ("crash", "hang", "exception"):
-            where = keep_case(args, samples, index, outcome, detail) if args.keep else "-"
+            where = keep_case(args, samples, index, outcome, detail, dump) if args.keep else "-"
             first = detail.strip().splitlines()[-1] if detail.strip() else ""
             findings.append(index)
             print(f"case {index}: {outcome}: {first[:200]} (kept: {where})", flush=True)
@@ -689,14 +748,40 @@ def drive(args):
     return 1 if findings else 0
 
 
+def assert_clean_batch(script, cases, arguments, keep, timeout, min_ok, min_clean, env=None):
+    """Run ``cases`` cases of a fuzzer script (with ``arguments``, its findings kept in
+    ``keep``) and assert that every one ran or was refused cleanly, with at least ``min_ok``
+    runs and ``min_clean`` refusals (or the mutations have stopped meaning anything). For
+    the CI batches."""
+    result = subprocess.run([sys.executable, script, "--cases", str(cases), *arguments,
+                             "--keep", str(keep)],
+                            capture_output=True, text=True, timeout=timeout, env=env)
+    last = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    counts = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", last)}
+    findings = []
+    if os.path.isdir(keep):
+        for case in sorted(os.listdir(keep)):
+            with open(os.path.join(keep, case, "info.txt"), encoding="utf-8") as handle:
+                findings.append(handle.read()[-3000:])
+    assert counts.get("cases") == cases, result.stdout[-2000:] + result.stderr[-2000:]
+    assert counts["anything_else"] == 0, "\n\n".join(findings) or result.stdout[-3000:]
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert counts["ok"] >= min_ok and counts["clean"] >= min_clean, last
+    return counts
+
+
 def _counts_line(counts, total):
     other = counts["crash"] + counts["hang"] + counts["exception"]
     return (f"cases={total} ok={counts['ok']} clean={counts['clean']} anything_else={other} "
             f"crash={counts['crash']} hang={counts['hang']} exception={counts['exception']}")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None, fuzzer=None):
+    """The command line of this fuzzer, or of ``fuzzer`` (a module with ``__doc__``,
+    ``__file__``, ``load_samples``, ``run_case`` and ``dump_case``), which
+    then shares this driver and its workers."""
+    fuzzer = fuzzer or sys.modules[__name__]
+    parser = argparse.ArgumentParser(description=fuzzer.__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=1000, help="number of cases (default 1000)")
     parser.add_argument("--seed", default="0", help="seed of the mutations (default 0)")
     parser.add_argument("--start", type=int, default=0, help="first case number (default 0)")
@@ -713,17 +798,24 @@ def main(argv=None):
     parser.add_argument("--progress", type=float, default=0,
                         help="print progress on stderr every this many seconds")
     parser.add_argument("--dump", metavar="DIR", help="write case --only K's files to DIR and exit")
+    parser.add_argument("--native", action="store_true",
+                        help="run the cases with OpenVINO and ovpool's native extension library "
+                             "(ovpool build-extension) instead of ovpool's runtime")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    args.script = os.path.abspath(fuzzer.__file__)
+    if args.native:
+        args.worker_arguments = ["--native"]
     if args.worker:
-        worker_main(args.memory_limit, args.address_space)
+        worker_main(args.memory_limit, args.address_space, args.native, fuzzer)
         return 0
     if args.dump:
-        xml, weights, steps = make_case(load_samples(), args.seed, args.only or 0)
-        print(write_case(args.dump, xml, weights))
+        path, steps = fuzzer.dump_case(fuzzer.load_samples(), args.seed, args.only or 0,
+                                       args.dump)
+        print(path)
         print("\n".join(steps))
         return 0
-    return drive(args)
+    return drive(args, fuzzer.load_samples(), fuzzer.dump_case)
 
 
 if __name__ == "__main__":

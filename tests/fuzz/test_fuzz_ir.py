@@ -6,7 +6,6 @@ or any other exception fails the test, which then shows the reproducer's files a
 """
 
 import os
-import re
 import subprocess
 import sys
 
@@ -29,21 +28,9 @@ def _run(arguments, timeout):
 
 def test_seeded_batch_has_nothing_but_ok_and_clean_errors(request, tmp_path):
     cases = LONG_CASES if request.config.getoption("--long") else CI_CASES
-    keep = tmp_path / "keep"
-    result = _run(["--cases", str(cases), "--seed", "ci-1", "--keep", str(keep),
-                   "--timeout", "30", "--workers", "2"], timeout=60 + cases)
-    last = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
-    counts = dict(re.findall(r"(\w+)=(\d+)", last))
-    findings = []
-    if keep.exists():
-        for case in sorted(os.listdir(keep)):
-            with open(keep / case / "info.txt", encoding="utf-8") as handle:
-                findings.append(handle.read()[-3000:])
-    assert counts.get("cases") == str(cases), result.stdout[-2000:] + result.stderr[-2000:]
-    assert counts["anything_else"] == "0", "\n\n".join(findings) or result.stdout[-3000:]
-    assert result.returncode == 0
-    # The batch must exercise both outcomes, or the mutations have stopped meaning anything.
-    assert int(counts["ok"]) > cases // 20 and int(counts["clean"]) > cases // 4, last
+    fuzz_ir.assert_clean_batch(FUZZER, cases, ["--seed", "ci-1", "--timeout", "30",
+                                               "--workers", "2"], tmp_path / "keep",
+                               timeout=60 + cases, min_ok=cases // 20, min_clean=cases // 4)
 
 
 def test_cases_are_deterministic():

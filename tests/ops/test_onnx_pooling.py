@@ -178,3 +178,18 @@ _IR = """<?xml version="1.0"?>
  </edges>
 </net>
 """
+
+
+def test_empty_auto_pad_is_notset_in_the_ir_layers():
+    x = np.random.default_rng(2).standard_normal((1, 2, 5, 6)).astype(np.float32)
+    window = dict(kernel_shape=[2, 3], pads=[1, 0, 0, 1], strides=[2, 2])
+    for op_type in ("OnnxAveragePool", "OnnxMaxPool"):
+        empty = build(op_type, auto_pad="", **window).run(x)
+        notset = build(op_type, auto_pad="NOTSET", **window).run(x)
+        for got, want in zip(empty, notset):
+            np.testing.assert_array_equal(got, want)
+    # and the values are ONNX's: the (1,0)+(0,1)-padded 2x3 windows of x, stride 2
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 0), (0, 1)), constant_values=-np.inf)
+    want = np.array([[padded[:, :, i:i + 2, j:j + 3].max(axis=(2, 3)) for j in (0, 2, 4)]
+                     for i in (0, 2, 4)]).transpose(2, 3, 0, 1)
+    np.testing.assert_array_equal(build("OnnxMaxPool", auto_pad="", **window).run(x)[0], want)
