@@ -578,7 +578,7 @@ def _command_check_layers(args, out):
     _require_openvino("ovpool check --layers")
     inputs = None
     if args.input:
-        inputs = [_load(spec) for spec in args.input]
+        inputs = [load_input(spec) for spec in args.input]
     reports = layercheck.check_layers(args.model, inputs=inputs, seed=args.seed)
     print(f"model: {args.model}", file=out)
     rows = layercheck.table_rows(reports)
