@@ -34,7 +34,7 @@ from ._shapes import adaptive_output_shape, pool_output_shape
 from .config import set_memory_limit
 from .errors import BadArgumentError, BadDtypeError, BadShapeError, ModelError
 from .ir import Model, read_model
-from .runtime import compile_model
+from .runtime import compile_model, order_inputs
 from .streaming import NpyInput, plan_batches, run_chunk
 
 __all__ = ["infer", "avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool",
@@ -136,26 +136,7 @@ def _infer_block(*blocks, key, static, plan, names):
 
 def _bind(compiled, x):
     infos = compiled.inputs
-    if isinstance(x, dict):
-        arrays = []
-        for info in infos:
-            key = next((n for n in (info.name, *info.names, info.layer.name) if n in x), None)
-            if key is None:
-                raise BadArgumentError(f"no value for input {info.name!r}; got {sorted(x)}")
-            arrays.append(x[key])
-        if len(x) != len(infos):
-            raise BadArgumentError(f"got {len(x)} inputs {sorted(x)}; the model's are "
-                                   f"{[t.name for t in infos]}")
-    elif isinstance(x, (list, tuple)):
-        arrays = list(x)
-        if len(arrays) != len(infos):
-            raise BadArgumentError(f"got {len(arrays)} inputs; the model has {len(infos)}: "
-                                   f"{[t.name for t in infos]}")
-    else:
-        if len(infos) != 1:
-            raise BadArgumentError(f"the model has {len(infos)} inputs "
-                                   f"{[t.name for t in infos]}; pass a list or dict")
-        arrays = [x]
+    arrays = order_inputs(infos, x)
     checked = []
     for array, info in zip(arrays, infos):
         array = _as_dask(array, f"input {info.name!r}")

@@ -105,6 +105,35 @@ def _check_declared(port, spec):
                          f"contradicts the inferred element type {inferred_type}")
 
 
+def order_inputs(infos, inputs):
+    """The caller's ``inputs`` in the order of ``infos`` (the model's input tensors): a dict
+    keyed by any of an input's names (tensor names or its Parameter's name), a list or tuple in
+    input order, or a single value for a one-input model."""
+    names = [t.name for t in infos]
+    if isinstance(inputs, dict):
+        arrays = []
+        remaining = dict(inputs)
+        for info in infos:
+            key = next((n for n in (info.name, *info.names, info.layer.name)
+                        if n in remaining), None)
+            if key is None:
+                raise BadArgumentError(f"no value for input {info.name!r}; got "
+                                       f"{sorted(map(str, inputs))}")
+            arrays.append(remaining.pop(key))
+        if remaining:
+            raise BadArgumentError(f"unknown input names {sorted(map(str, remaining))}; the "
+                                   f"model's inputs are {names}")
+        return arrays
+    if isinstance(inputs, (list, tuple)):
+        if len(inputs) != len(infos):
+            raise BadArgumentError(f"got {len(inputs)} inputs; the model has {len(infos)}: "
+                                   f"{names}")
+        return list(inputs)
+    if len(infos) != 1:
+        raise BadArgumentError(f"the model has {len(infos)} inputs {names}; pass a list or dict")
+    return [inputs]
+
+
 class CompiledModel:
     """A model ready to run: ``compiled(inputs)`` or ``compiled.infer(inputs)``.
 
@@ -304,29 +333,7 @@ class CompiledModel:
     def _bind(self, inputs):
         """The caller's inputs as a list of arrays in input order, each checked."""
         expected = self._expected
-        if isinstance(inputs, dict):
-            arrays = []
-            remaining = dict(inputs)
-            for info in self.model.inputs:
-                key = next((n for n in (info.name, *info.names, info.layer.name)
-                            if n in remaining), None)
-                if key is None:
-                    raise BadArgumentError(f"no value for input {info.name!r}; got "
-                                           f"{sorted(map(str, inputs))}")
-                arrays.append(remaining.pop(key))
-            if remaining:
-                raise BadArgumentError(f"unknown input names {sorted(map(str, remaining))}; the "
-                                       f"model's inputs are {[t.name for t in self.model.inputs]}")
-        elif isinstance(inputs, (list, tuple)):
-            arrays = list(inputs)
-            if len(arrays) != len(expected):
-                raise BadArgumentError(f"got {len(arrays)} inputs; the model has {len(expected)}: "
-                                       f"{[t.name for t in self.model.inputs]}")
-        else:
-            if len(expected) != 1:
-                raise BadArgumentError(f"the model has {len(expected)} inputs "
-                                       f"{[t.name for t in self.model.inputs]}; pass a list or dict")
-            arrays = [inputs]
+        arrays = order_inputs(self.model.inputs, inputs)
         for index, (array, (name, dtype, shape, partial)) in enumerate(zip(arrays, expected)):
             if type(array) is not np.ndarray:
                 if isinstance(array, np.ndarray):
