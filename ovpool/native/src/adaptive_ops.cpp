@@ -104,9 +104,7 @@ std::shared_ptr<ov::Node> AdaptiveAvgPool::clone_with_new_inputs(const ov::Outpu
 
 bool AdaptiveAvgPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     try {
-        Storage storage;
-        check_element_type(inputs[0].get_element_type());
-        storage_for(inputs[0].get_element_type(), storage);
+        const Storage storage = storage_of(inputs[0].get_element_type());
         const auto plan = adaptive(
             inputs, [this](const Dims& k) { return cached_plan(k); },
             [this](const Dims& k, std::shared_ptr<const Plan> p) { store_plan(k, std::move(p)); }, false, false);
@@ -152,9 +150,7 @@ std::shared_ptr<ov::Node> AdaptiveMaxPool::clone_with_new_inputs(const ov::Outpu
 
 bool AdaptiveMaxPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     try {
-        Storage storage;
-        check_element_type(inputs[0].get_element_type());
-        storage_for(inputs[0].get_element_type(), storage);
+        const Storage storage = storage_of(inputs[0].get_element_type());
         const bool with_indices = outputs.size() > 1 && output_used(1);
         const bool int32 = index_type(m_index_element_type) == ov::element::i32;
         const auto plan = adaptive(

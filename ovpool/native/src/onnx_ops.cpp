@@ -87,9 +87,8 @@ std::shared_ptr<ov::Node> OnnxAveragePool::clone_with_new_inputs(const ov::Outpu
 bool OnnxAveragePool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     try {
         const auto& x = inputs[0];
-        Storage storage;
         check_onnx_type(AVG, x.get_element_type(), false);
-        storage_for(x.get_element_type(), storage);
+        const Storage storage = storage_of(x.get_element_type());
         const Dims shape = tensor_dims(x);
         auto plan = cached_plan(shape);
         if (!plan) {
@@ -149,9 +148,8 @@ std::shared_ptr<ov::Node> OnnxMaxPool::clone_with_new_inputs(const ov::OutputVec
 bool OnnxMaxPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     try {
         const auto& x = inputs[0];
-        Storage storage;
         check_onnx_type(MAX, x.get_element_type(), true);
-        storage_for(x.get_element_type(), storage);
+        const Storage storage = storage_of(x.get_element_type());
         const bool with_indices = outputs.size() > 1 && output_used(1);
         const Dims shape = tensor_dims(x);
         auto plan = cached_plan(shape);

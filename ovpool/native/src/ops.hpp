@@ -222,6 +222,9 @@ bool onnx_flag(const char* name, std::int64_t value);
 // Refuses a choice not in `choices` with the Python runtime's message.
 void check_choice(const char* name, const std::string& value, const std::vector<const char*>& choices);
 // Refuses an element type the kernels do not have (a dynamic type passes).
+// The kernels' storage type of an element type; unsupported types are refused with the message
+// check_element_type gives.
+Storage storage_of(const ov::element::Type& type);
 void check_element_type(const ov::element::Type& type);
 
 // An input's partial shape as Dims (-1: unknown); throws when the rank is below 3.

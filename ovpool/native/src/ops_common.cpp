@@ -167,12 +167,17 @@ bool onnx_flag(const char* name, std::int64_t value) {
 namespace ovpool {
 namespace native {
 
-void check_element_type(const ov::element::Type& type) {
+Storage storage_of(const ov::element::Type& type) {
     Storage storage;
-    if (type.is_dynamic() || storage_for(type, storage))
-        return;
-    throw std::invalid_argument("input element type " + type.get_type_name() +
-                                " is not supported; use one of f32, f16, bf16, f64, i8, u8, i32, i64");
+    if (!storage_for(type, storage))
+        throw std::invalid_argument("input element type " + type.get_type_name() +
+                                    " is not supported; use one of f32, f16, bf16, f64, i8, u8, i32, i64");
+    return storage;
+}
+
+void check_element_type(const ov::element::Type& type) {
+    if (!type.is_dynamic())
+        storage_of(type);
 }
 
 Dims known_dims(const ov::PartialShape& shape) {

@@ -70,9 +70,7 @@ std::shared_ptr<ov::Node> AvgPool::clone_with_new_inputs(const ov::OutputVector&
 bool AvgPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     try {
         const auto& x = inputs[0];
-        Storage storage;
-        check_element_type(x.get_element_type());
-        storage_for(x.get_element_type(), storage);
+        const Storage storage = storage_of(x.get_element_type());
         const Dims shape = tensor_dims(x);
         auto plan = cached_plan(shape);
         if (!plan) {
@@ -127,9 +125,7 @@ std::shared_ptr<ov::Node> MaxPool::clone_with_new_inputs(const ov::OutputVector&
 bool MaxPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     try {
         const auto& x = inputs[0];
-        Storage storage;
-        check_element_type(x.get_element_type());
-        storage_for(x.get_element_type(), storage);
+        const Storage storage = storage_of(x.get_element_type());
         // Indices nothing reads are not computed (the plugin may still hand over a tensor).
         const bool with_indices = outputs.size() > 1 && output_used(1);
         const bool int32 = index_type(m_attributes.index_element_type) == ov::element::i32;
