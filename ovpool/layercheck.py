@@ -20,7 +20,7 @@ import numpy as np
 from . import _rules, onnx as onnx_dialect, pooling
 from ._shapes import AxisWindow, normalize_per_axis, resolve_pool_axes
 from .config import get_memory_limit
-from .errors import BadArgumentError, UnsupportedError
+from .errors import BadArgumentError, OvpoolError, UnsupportedError
 
 __all__ = ["CAUSES", "LayerReport", "check_layers", "compare_arrays"]
 
@@ -404,7 +404,11 @@ def check_layers(path, inputs=None, seed=0, onnxruntime=True):
     ov = _openvino()
     path = str(path)
     core = ov.Core()
-    ov_model = core.read_model(path)
+    try:
+        ov_model = core.read_model(path)
+    except RuntimeError as error:
+        raise UnsupportedError(f"{path}: OpenVINO cannot read the model: "
+                               f"{_first_line(error)}") from None
     plan = _plan(path, ov_model)
     extra = [port for _, ports, _ in plan for port in ports]
     if extra:
@@ -413,7 +417,11 @@ def check_layers(path, inputs=None, seed=0, onnxruntime=True):
     for i, result in enumerate(ov_model.outputs):
         source = result.get_node().input_value(0)
         position.setdefault(_port_key(source), i)
-    compiled = core.compile_model(ov_model, "CPU", dict(CPU_CONFIG))
+    try:
+        compiled = core.compile_model(ov_model, "CPU", dict(CPU_CONFIG))
+    except RuntimeError as error:
+        raise UnsupportedError(f"{path}: OpenVINO cannot compile the model: "
+                               f"{_first_line(error)}") from None
     if inputs is None:
         inputs = _random_inputs(ov_model.get_parameters(), seed)
     request = compiled.create_infer_request()
@@ -426,8 +434,20 @@ def check_layers(path, inputs=None, seed=0, onnxruntime=True):
         # causes, an onnxruntime session) live only while this one layer is compared
         captured = [_read_only(request.get_output_tensor(position[_port_key(port)]).data)
                     for port in ports]
-        reports.append(_compare_layer(layer, captured[0], captured[1:], session_factory))
+        try:
+            reports.append(_compare_layer(layer, captured[0], captured[1:], session_factory))
+        except OvpoolError as error:     # the spec refuses the layer OpenVINO ran
+            raise error.with_context(f"{path}: layer {layer.name!r} ({layer.type}, "
+                                     f"{layer.version})") from None
     return reports
+
+
+def _first_line(error):
+    """The gist of an OpenVINO error, without its source locations and checks."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    useful = [line for line in lines
+              if not line.startswith(("Exception from", "Check '", "While validating"))]
+    return " ".join((useful or lines)[:4])
 
 
 def _read_only(array):

@@ -5,6 +5,7 @@ cause each; the layers that agree must be reported as agreeing."""
 
 import csv
 import json
+import re
 import os
 import subprocess
 import sys
@@ -274,3 +275,27 @@ def test_cli_layers_exit_0_when_every_layer_agrees(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every pooling layer agrees with its spec" in result.stdout
     assert [l.split()[0] for l in result.stdout.splitlines()[2:4]] == ["pool", "gap"]
+
+
+@pytest.mark.parametrize("op, message", [
+    # OpenVINO's ONNX frontend refuses an average whose window can lie wholly in the padding
+    ("AveragePool", "OpenVINO cannot read the model: .*entirely in the padding area"),
+    # OpenVINO runs this max pooling, the ONNX spec (onnxruntime's rule) refuses its pads
+    ("MaxPool", "layer 'pool' \\(MaxPool, opset13\\): .*pads.*must be smaller than"),
+])
+def test_cli_layers_refusals_are_one_line_errors(tmp_path, op, message):
+    w = numpy_helper.from_array(np.ones((2, 2, 1, 1), np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[1, 1]),
+             helper.make_node(op, ["c"], ["y"], name="pool", kernel_shape=[2, 2],
+                              strides=[2, 2], pads=[2, 2, 0, 0])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+        "x", T.FLOAT, [1, 2, 6, 6])], [helper.make_tensor_value_info("y", T.FLOAT, None)], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "refused.onnx"
+    onnx.save(model, str(path))
+    result = run("check", str(path), "--layers")
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"ovpool: error: {path}: ")
+    assert re.search(message, lines[0]), lines[0]
