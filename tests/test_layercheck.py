@@ -258,6 +258,16 @@ def test_cli_layers_table_json_csv_and_exit_codes(tmp_path):
     assert result.returncode == 2 and "--layers" in result.stderr
 
 
+def save_chain(path, nodes, shape, weights, opset):
+    """An ONNX model of ``nodes`` from a float input "x" of ``shape`` to the output "y"."""
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info(
+        "x", T.FLOAT, shape)], [helper.make_tensor_value_info("y", T.FLOAT, None)], [weights])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
 def test_cli_layers_exit_0_when_every_layer_agrees(tmp_path):
     w = numpy_helper.from_array(np.full((3, 3, 3, 3), 0.1, np.float32), "w")
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[3, 3],
@@ -265,12 +275,7 @@ def test_cli_layers_exit_0_when_every_layer_agrees(tmp_path):
              helper.make_node("MaxPool", ["c"], ["m"], name="pool", kernel_shape=[3, 3],
                               strides=[2, 2], pads=[1, 1, 1, 1]),
              helper.make_node("GlobalAveragePool", ["m"], ["y"], name="gap")]
-    graph = helper.make_graph(nodes, "ok", [helper.make_tensor_value_info(
-        "x", T.FLOAT, [1, 3, 9, 9])], [helper.make_tensor_value_info("y", T.FLOAT, None)], [w])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    path = tmp_path / "ok.onnx"
-    onnx.save(model, str(path))
+    path = save_chain(tmp_path / "ok.onnx", nodes, [1, 3, 9, 9], w, opset=17)
     result = run("check", str(path), "--layers")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every pooling layer agrees with its spec" in result.stdout
@@ -288,12 +293,7 @@ def test_cli_layers_refusals_are_one_line_errors(tmp_path, op, message):
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[1, 1]),
              helper.make_node(op, ["c"], ["y"], name="pool", kernel_shape=[2, 2],
                               strides=[2, 2], pads=[2, 2, 0, 0])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
-        "x", T.FLOAT, [1, 2, 6, 6])], [helper.make_tensor_value_info("y", T.FLOAT, None)], [w])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    path = tmp_path / "refused.onnx"
-    onnx.save(model, str(path))
+    path = save_chain(tmp_path / "refused.onnx", nodes, [1, 2, 6, 6], w, opset=13)
     result = run("check", str(path), "--layers")
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.splitlines()
