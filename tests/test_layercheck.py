@@ -1,7 +1,15 @@
 """``ovpool check MODEL --layers``: each pooling layer as OpenVINO runs it against its spec,
 with the cause of every difference. The models are small CNNs (convolutions before the
 pooling), built with onnx's helper and with OpenVINO's opset API, whose pooling layers hit one
-cause each; the layers that agree must be reported as agreeing."""
+cause each; the layers that agree must be reported as agreeing.
+
+Every cause is hit by an ONNX model: divisor, ceil_window_in_padding, index_layout, nan_rule,
+lowest_value_index (onnx_cnn), empty_window and precision (onnx_cnn_f16). An IR is checked
+against OpenVINO's own spec, which OpenVINO follows on divisors, roundings and index layouts
+(sweeps of AvgPool-14/16 and MaxPool-14 over kernels, strides, dilations, pads, roundings,
+exclude-pad, auto_pad and the index axis found none), so the OpenVINO-opset models hit the
+causes an IR can have: nan_rule, empty_window, lowest_value_index (ir_cnn) and precision
+(ir_cnn_f16)."""
 
 import csv
 import json
