@@ -432,7 +432,8 @@ def _panel_text(explanation, axes, index, windows, taps):
     head += ("rules disagree on " + ", ".join(_REASONS[r] for r in reasons)) if reasons \
         else "every rule agrees"
     counts = {kind: sum(k == kind for k in taps) for kind in ("input", "pad", "beyond")}
-    lines = [head, f"taps: {counts['input']} input, {counts['pad']} padding, "
+    plane = " (in the drawn plane)" if len(explanation.axes) > 2 else ""
+    lines = [head, f"taps{plane}: {counts['input']} input, {counts['pad']} padding, "
                    f"{counts['beyond']} beyond"]
     if explanation.is_average:
         nd = index if axes[0] is not None else index[1:]
@@ -446,7 +447,8 @@ def _panel_text(explanation, axes, index, windows, taps):
     missing = set()
     for a, w in zip(axes, windows):
         if a is not None:
-            missing |= {r for r, n in a.lengths.items() if n is not None and r not in w.in_roundings}
+            missing |= {r for r, n in a.lengths.items()
+                        if n is not None and r not in w.in_roundings}
     if missing:
         lines.append("no such output under " + ", ".join(sorted(missing)))
     return "\n".join(lines), bool(reasons)

@@ -8,9 +8,12 @@ it with OpenVINO's output of that layer. When the outputs differ, alternative ru
 recomputed on the same input (another divisor rule, another rounding, another index layout, NaN
 propagation) and the first that reproduces OpenVINO's output, or the one property every
 mismatching window shares (it holds a NaN, it is empty, its maximum is the dtype's lowest
-value), names the cause. Memory: OpenVINO's request holds every captured tensor from the one
-run; the comparison reads them in place and keeps one layer's own arrays at a time. Windows, divisors and roundings come from the core rules
+value), names the cause. Windows, divisors and roundings come from the core rules
 (``ovpool._shapes``, ``ovpool.onnx.resolve_windows``, ``ovpool.pooling.*_windows``).
+
+Memory: OpenVINO's request holds every captured tensor from the one run; the comparison reads
+them in place and keeps one layer's own arrays (spec outputs, recomputations, an onnxruntime
+session) at a time.
 """
 
 from dataclasses import asdict, dataclass
@@ -408,7 +411,7 @@ def check_layers(path, inputs=None, seed=0, onnxruntime=True):
         ov_model = core.read_model(path)
     except RuntimeError as error:
         raise UnsupportedError(f"{path}: OpenVINO cannot read the model: "
-                               f"{_first_line(error)}") from None
+                               f"{_gist(error)}") from None
     plan = _plan(path, ov_model)
     extra = [port for _, ports, _ in plan for port in ports]
     if extra:
@@ -421,7 +424,7 @@ def check_layers(path, inputs=None, seed=0, onnxruntime=True):
         compiled = core.compile_model(ov_model, "CPU", dict(CPU_CONFIG))
     except RuntimeError as error:
         raise UnsupportedError(f"{path}: OpenVINO cannot compile the model: "
-                               f"{_first_line(error)}") from None
+                               f"{_gist(error)}") from None
     if inputs is None:
         inputs = _random_inputs(ov_model.get_parameters(), seed)
     request = compiled.create_infer_request()
@@ -442,7 +445,7 @@ def check_layers(path, inputs=None, seed=0, onnxruntime=True):
     return reports
 
 
-def _first_line(error):
+def _gist(error):
     """The gist of an OpenVINO error, without its source locations and checks."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     useful = [line for line in lines
