@@ -380,37 +380,85 @@ def _check_static(path, name, shape):
 
 # ---- the picture ---------------------------------------------------------------------------
 
-_SHORT = {"exclude_pad": "exclude_pad", "openvino_include_pad": "OV include_pad",
+_SHORT = {"exclude_pad": "exclude_pad", "openvino_include_pad": "OpenVINO include-pad",
           "include_padded": "ONNX count_include_pad"}
+# what each divisor rule counts, in the picture's colours
+_COUNTS = {"exclude_pad": "the blue taps", "include_padded": "blue + orange taps",
+           "openvino_include_pad": "the whole kernel if any pad is set (else the blue taps)"}
+_COLOURS = {"input": "#ffffff", "pad": "#d9d9d9", "beyond": "#f4f4f4", "tap_input": "#2b7bba",
+            "tap_pad": "#f08c00", "tap_beyond": "#8e44ad", "disagree": "#c0392b",
+            "ordinary": "#2e7d32"}
+_REASONS = {"divisor": "divisor", "rounding": "rounding", "empty": "empty window"}
 
 
-def _pick_windows(explanation, limit_marked=6, limit_plain=2):
-    """Output positions (over the last two axes) to draw: disagreeing ones first."""
+def _pick_windows(explanation, limit_marked=5, limit_plain=1):
+    """Output positions (over the last two axes) to draw: one window of each kind of
+    disagreement first, then more disagreeing ones, then an ordinary one."""
     axes = explanation.axes[-2:]
-    grids = [range(len(a.windows)) for a in axes]
     marked, plain = [], []
-    for index in np.ndindex(*[len(g) for g in grids]):
+    for index in np.ndindex(*[len(a.windows) for a in axes]):
         windows = [a.windows[i] for a, i in zip(axes, index)]
         (marked if any(w.disagree for w in windows) else plain).append(index)
-    # the windows with the most reasons first
-    def reasons(index):
-        return len({r for a, i in zip(axes, index) for r in a.windows[i].disagree})
-    marked.sort(key=reasons, reverse=True)
-    # one window of each kind of disagreement first, then the rest
+
+    def kind(index):
+        return frozenset(r for a, i in zip(axes, index) for r in a.windows[i].disagree)
+
+    marked.sort(key=lambda index: len(kind(index)), reverse=True)
     kinds, first = set(), []
     for index in marked:
-        kind = frozenset(r for a, i in zip(axes, index) for r in a.windows[i].disagree)
-        if kind not in kinds:
-            kinds.add(kind)
+        if kind(index) not in kinds:
+            kinds.add(kind(index))
             first.append(index)
     marked = first + [index for index in marked if index not in first]
-    return marked[:limit_marked] + plain[:limit_plain]
+    return marked[:max(limit_marked, len(first))] + plain[:limit_plain]
+
+
+def _cell_kind(position, axes):
+    """"input", "pad" or "beyond" for a (row, column) of the drawn plane."""
+    inside = all(a is None and p == 0 or a is not None and 0 <= p < a.length
+                 for p, a in zip(position, axes))
+    if inside:
+        return "input"
+    padded = all(a is None or -a.pad_begin <= p < a.length + a.pad_end
+                 for p, a in zip(position, axes))
+    return "pad" if padded else "beyond"
+
+
+def _panel_text(explanation, axes, index, windows, taps):
+    """The lines above one panel: which output, why it is marked, its taps, its divisors."""
+    position = tuple(i for i, a in zip(index, axes) if a is not None)
+    reasons = sorted({r for w in windows if w is not None for r in w.disagree})
+    head = f"output {position if len(position) > 1 else position[0]}: "
+    head += ("rules disagree on " + ", ".join(_REASONS[r] for r in reasons)) if reasons \
+        else "every rule agrees"
+    counts = {kind: sum(k == kind for k in taps) for kind in ("input", "pad", "beyond")}
+    plane = " (in the drawn plane)" if len(explanation.axes) > 2 else ""
+    lines = [head, f"taps{plane}: {counts['input']} input, {counts['pad']} padding, "
+                   f"{counts['beyond']} beyond"]
+    if explanation.is_average:
+        nd = index if axes[0] is not None else index[1:]
+        full = (0,) * (len(explanation.axes) - len(nd)) + tuple(nd)
+        for rule in EXPLAINED_DIVISOR_RULES:
+            value = explanation.window_divisors[rule]
+            for i in full:
+                value = value[i]
+            mark = "   <- this op" if rule == explanation.divisor_rule else ""
+            lines.append(f"divide by {value:>2}: {_SHORT[rule]}{mark}")
+    missing = set()
+    for a, w in zip(axes, windows):
+        if a is not None:
+            missing |= {r for r, n in a.lengths.items()
+                        if n is not None and r not in w.in_roundings}
+    if missing:
+        lines.append("no such output under " + ", ".join(sorted(missing)))
+    return "\n".join(lines), bool(reasons)
 
 
 def draw(explanation, path):
-    """Draw ``explanation`` into the PNG ``path``: the input grid with its padding, and one
-    panel per drawn output window (those where the rules disagree, then a few ordinary ones)
-    with its taps and its divisors. Needs matplotlib (the ``explain`` extra)."""
+    """Draw ``explanation`` into the PNG ``path``: one panel per drawn output window (one of
+    each kind of disagreement, a few more, and an ordinary one) on the padded input grid, its
+    taps coloured by where they land (input, padding, beyond the padding) and, for average
+    pooling, its divisor under each rule. Needs matplotlib (the ``explain`` extra)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -423,122 +471,96 @@ def draw(explanation, path):
     if len(axes) == 1:
         axes = (None,) + tuple(axes)
     picks = _pick_windows(explanation)
-    # extent: every position any window or pad touches
-    extents = []
+    extents = []              # every position any window or pad touches
     for a in axes:
         if a is None:
             extents.append((0, 1))
             continue
-        low = min([-a.pad_begin] + [w.start for w in a.windows])
-        high = max([a.length + a.pad_end] + [w.end for w in a.windows])
-        extents.append((low, high))
+        extents.append((min([-a.pad_begin] + [w.start for w in a.windows]),
+                        max([a.length + a.pad_end] + [w.end for w in a.windows])))
     (r0, r1), (c0, c1) = extents
-    columns = min(4, len(picks))
+    columns = min(3, len(picks))
     rows = (len(picks) + columns - 1) // columns
-    cell = 0.42
-    width = max(3.2, (c1 - c0) * cell + 0.8)
-    height = max(1.6, (r1 - r0) * cell + 1.9)
-    figure, grid = plt.subplots(rows, columns, figsize=(width * columns, height * rows + 1.6),
+    cell = 0.5
+    width = max(4.8, (c1 - c0) * cell + 1.0)
+    height = (r1 - r0) * cell + 2.0
+    figure, grid = plt.subplots(rows, columns, figsize=(width * columns, height * rows + 1.4),
                                 squeeze=False, layout="constrained")
-    colours = {"input": "#ffffff", "pad": "#d9d9d9", "beyond": "#f4f4f4"}
     for k, index in enumerate(picks):
         ax = grid[k // columns][k % columns]
         index = (0,) + tuple(index) if axes[0] is None else tuple(index)
         windows = [None if a is None else a.windows[i] for a, i in zip(axes, index)]
         for r in range(r0, r1):
             for c in range(c0, c1):
-                inside = [(0 <= p < (1 if a is None else a.length))
-                          for p, a in zip((r, c), axes)]
-                padded = [a is None or -a.pad_begin <= p < a.length + a.pad_end
-                          for p, a in zip((r, c), axes)]
-                kind = "input" if all(inside) else ("pad" if all(padded) else "beyond")
-                ax.add_patch(Rectangle((c, -r - 1), 1, 1, facecolor=colours[kind],
+                kind = _cell_kind((r, c), axes)
+                ax.add_patch(Rectangle((c, -r - 1), 1, 1, facecolor=_COLOURS[kind],
                                        edgecolor="#999999", linewidth=0.5,
                                        hatch="//" if kind == "pad" else None))
+        rows_tapped = [0] if axes[0] is None else \
+            [windows[0].start + t * axes[0].dilation for t in range(axes[0].kernel)]
         taps = []
-        for a, w in zip(axes, windows):
-            taps.append([0] if a is None else [w.start + t * a.dilation for t in range(a.kernel)])
-        for r in taps[0]:
-            for c in taps[1]:
-                inside = all(0 <= p < (1 if a is None else a.length)
-                             for p, a in zip((r, c), axes))
-                ax.add_patch(Rectangle((c + 0.08, -r - 1 + 0.08), 0.84, 0.84,
-                                       facecolor="#2b7bba" if inside else "#f08c00", alpha=0.85,
-                                       linewidth=0))
-        (wr, wc) = windows
-        span_r = (0, 1) if wr is None else (wr.start, wr.end)
-        ax.add_patch(Rectangle((wc.start, -span_r[1]), wc.end - wc.start,
-                               span_r[1] - span_r[0], fill=False, edgecolor="#c0392b"
-                               if any(w is not None and w.disagree for w in windows)
-                               else "#2e7d32", linewidth=2.2))
-        ax.add_patch(Rectangle((0, -(1 if axes[0] is None else axes[0].length)),
-                               axes[1].length, 1 if axes[0] is None else axes[0].length,
-                               fill=False, edgecolor="black", linewidth=1.4))
+        for r in rows_tapped:
+            for c in (windows[1].start + t * axes[1].dilation for t in range(axes[1].kernel)):
+                kind = _cell_kind((r, c), axes)
+                taps.append(kind)
+                ax.add_patch(Rectangle((c + 0.1, -r - 0.9), 0.8, 0.8,
+                                       facecolor=_COLOURS["tap_" + kind], linewidth=0))
+        title, marked = _panel_text(explanation, axes, index, windows, taps)
+        top, bottom = (0, 1) if windows[0] is None else (windows[0].start, windows[0].end)
+        ax.add_patch(Rectangle((windows[1].start - 0.04, -bottom - 0.04),
+                               windows[1].end - windows[1].start + 0.08, bottom - top + 0.08,
+                               fill=False, linewidth=2.6,
+                               edgecolor=_COLOURS["disagree" if marked else "ordinary"]))
+        height_in = 1 if axes[0] is None else axes[0].length
+        ax.add_patch(Rectangle((0, -height_in), axes[1].length, height_in, fill=False,
+                               edgecolor="black", linewidth=1.6))
         ax.set_xlim(c0 - 0.2, c1 + 0.2)
         ax.set_ylim(-r1 - 0.2, -r0 + 0.2)
         ax.set_aspect("equal")
-        ax.set_xticks([c + 0.5 for c in range(c0, c1)])
-        ax.set_xticklabels([str(c) for c in range(c0, c1)], fontsize=7)
-        ax.set_yticks([-r - 0.5 for r in range(r0, r1)])
-        ax.set_yticklabels([str(r) for r in range(r0, r1)], fontsize=7)
-        position = tuple(i for i, a in zip(index, axes) if a is not None)
-        reasons = sorted({reason for w in windows if w is not None for reason in w.disagree})
-        title = f"output {position if len(position) > 1 else position[0]}"
-        if reasons:
-            title += "  [" + ", ".join(reasons) + "]"
-        lines = [title]
-        real = 1
-        for w in windows:
-            if w is not None:
-                real *= w.real
-        if explanation.is_average:
-            nd = index if axes[0] is not None else index[1:]
-            divisors = []
-            for rule in EXPLAINED_DIVISOR_RULES:
-                value = explanation.window_divisors[rule]
-                full = (0,) * (len(explanation.axes) - len(nd)) + tuple(nd)
-                for i in full:
-                    value = value[i]
-                mark = "  <- this op" if rule == explanation.divisor_rule else ""
-                divisors.append(f"{_SHORT[rule]}: {value}{mark}")
-            lines.append(f"real elements {real}")
-            lines += divisors
-        else:
-            lines.append(f"real elements {real}" + ("  (empty window)" if real == 0 else ""))
-        missing = set()
-        for a, w in zip(axes, windows):
-            if a is not None:
-                missing |= {r for r, n in a.lengths.items() if n is not None
-                            and r not in w.in_roundings}
-        if missing:
-            lines.append("not produced by: " + ", ".join(sorted(missing)))
-        ax.set_title("\n".join(lines), fontsize=8, loc="left", family="monospace")
+        ax.set_xticks([c + 0.5 for c in range(c0, c1)], [str(c) for c in range(c0, c1)],
+                      fontsize=8)
+        ax.set_yticks([-r - 0.5 for r in range(r0, r1)], [str(r) for r in range(r0, r1)],
+                      fontsize=8)
+        ax.tick_params(length=0)
+        for side in ax.spines.values():
+            side.set_visible(False)
+        if axes[0] is not None:
+            ax.set_ylabel(f"axis {axes[0].axis}", fontsize=8)
+        ax.set_xlabel(f"axis {axes[1].axis}", fontsize=8)
+        ax.set_title(title, fontsize=8.5, loc="left", family="monospace",
+                     color=_COLOURS["disagree"] if marked else "black")
     for k in range(len(picks), rows * columns):
         grid[k // columns][k % columns].axis("off")
-    a_last = explanation.axes
-    summary = "; ".join(f"axis {a.axis}: L={a.length} k={a.kernel} s={a.stride} d={a.dilation} "
-                        f"pads {a.pad_begin}/{a.pad_end} → " +
-                        ", ".join(f"{r} {n if n is not None else 'refused'}"
-                                  for r, n in a.lengths.items()) for a in a_last[-2:])
     head = f"{explanation.op}-{explanation.version} ({explanation.dialect})"
     if explanation.layer:
         head = f"layer {explanation.layer!r}: {head}"
-    head += (f", rounding {explanation.rounding}, divisor rule "
-             f"{explanation.divisor_rule or '- (max)'}")
-    figure.suptitle(head + "\n" + summary, fontsize=9)
+    attributes = ", ".join(f"{k}={v}" for k, v in explanation.attributes.items())
+    head += (f"   input {'x'.join(map(str, explanation.input_shape))} -> output "
+             f"{'x'.join(map(str, explanation.output_shape))}   {attributes}")
+    summary = "\n".join(
+        f"axis {a.axis}: length {a.length}, kernel {a.kernel}, stride {a.stride}, pads "
+        f"{a.pad_begin}/{a.pad_end} -> outputs: " + ", ".join(
+            f"{r} {n if n is not None else 'refused'}" for r, n in a.lengths.items())
+        for a in explanation.axes[-2:])
+    if explanation.is_average:
+        summary += "\ndivisors: " + "; ".join(f"{_SHORT[r]} counts {_COUNTS[r]}"
+                                              for r in EXPLAINED_DIVISOR_RULES)
+    figure.suptitle(head + "\n" + summary, fontsize=10)
     figure.legend(handles=[Patch(facecolor="white", edgecolor="black", label="input"),
-                           Patch(facecolor=colours["pad"], hatch="//", edgecolor="#999999",
+                           Patch(facecolor=_COLOURS["pad"], hatch="//", edgecolor="#999999",
                                  label="padding"),
-                           Patch(facecolor=colours["beyond"], edgecolor="#999999",
+                           Patch(facecolor=_COLOURS["beyond"], edgecolor="#999999",
                                  label="beyond the padding"),
-                           Patch(facecolor="#2b7bba", label="tap on an input element"),
-                           Patch(facecolor="#f08c00", label="tap outside the input"),
-                           Patch(fill=False, edgecolor="#c0392b", linewidth=2,
-                                 label="window where rules disagree"),
-                           Patch(fill=False, edgecolor="#2e7d32", linewidth=2,
-                                 label="ordinary window")],
-                  loc="outside lower center", ncol=4, fontsize=8, frameon=False)
-    figure.savefig(path, dpi=110)
+                           Patch(facecolor=_COLOURS["tap_input"], label="tap on the input"),
+                           Patch(facecolor=_COLOURS["tap_pad"], label="tap in the padding"),
+                           Patch(facecolor=_COLOURS["tap_beyond"],
+                                 label="tap beyond the padding"),
+                           Patch(fill=False, edgecolor=_COLOURS["disagree"], linewidth=2,
+                                 label="window where the rules disagree"),
+                           Patch(fill=False, edgecolor=_COLOURS["ordinary"], linewidth=2,
+                                 label="window where they agree")],
+                  loc="outside lower center", ncol=4, fontsize=9, frameon=False)
+    figure.savefig(path, dpi=100)
     plt.close(figure)
     return path
 

@@ -76,10 +76,16 @@ class Profile:
         return "\n".join(lines)
 
 
-def progress(total, stream, delay=2.0):
-    """A tqdm bar on ``stream`` that appears only once a run lasts longer than ``delay``
-    seconds; update it between timed runs, never inside one."""
+# A profile's progress bar appears once the runs have lasted this many seconds.
+PROGRESS_AFTER_SECONDS = 2.0
+
+
+def progress(total, stream, delay=None, mininterval=0.5):
+    """A tqdm bar on ``stream`` that appears only once the runs last longer than ``delay``
+    seconds (default :data:`PROGRESS_AFTER_SECONDS`) and redraws at most every
+    ``mininterval`` seconds; update it between timed runs, never inside one."""
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="run", file=stream, delay=delay, mininterval=0.5,
-                dynamic_ncols=True, leave=False)
+    return tqdm(total=total, unit="run", file=stream, mininterval=mininterval,
+                miniters=1 if mininterval == 0 else None, dynamic_ncols=True,
+                leave=False, delay=PROGRESS_AFTER_SECONDS if delay is None else delay)

@@ -1,14 +1,17 @@
 """``ovpool run --profile``: per-layer times from the engines' traces, latency percentiles."""
 
+import functools
+import io
 import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
-from ovpool import compile_model, read_model
+from ovpool import cli, compile_model, profile as profile_module, read_model
 from ovpool.profile import LayerTime, Profile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -85,3 +88,62 @@ def test_cli_json_without_profile_and_profile_with_batches_are_refused():
     assert result.returncode == 2 and "--profile" in result.stderr
     result = run("run", MODEL, "--profile", "--batch-size", "1")
     assert result.returncode == 2 and "--batch-size" in result.stderr
+
+
+class _Recorder(io.StringIO):
+    """stderr, noting each write in the shared event list."""
+
+    def __init__(self, events):
+        super().__init__()
+        self.events = events
+
+    def write(self, text):
+        if text:
+            self.events.append("bar")
+        return super().write(text)
+
+
+class _Clock:
+    """The CLI's ``time`` module, noting each perf_counter reading (a timed run is the span
+    between two consecutive readings)."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+    def perf_counter(self):
+        self.events.append("clock")
+        return time.perf_counter()
+
+
+@pytest.mark.parametrize("bar", ["late", "now", "every_run"])
+def test_progress_bar_on_stderr_only_for_long_runs_and_never_inside_a_timed_run(
+        monkeypatch, capsys, bar):
+    # a run counts as long once it passes PROGRESS_AFTER_SECONDS: an hour makes none long, 0
+    # every one; "every_run" also redraws the bar at each update, so an update moved into a
+    # timed run would write there
+    events = []
+    stderr = _Recorder(events)
+    monkeypatch.setattr(profile_module, "PROGRESS_AFTER_SECONDS", 3600.0 if bar == "late" else 0)
+    if bar == "every_run":
+        monkeypatch.setattr(profile_module, "progress", functools.partial(
+            profile_module.progress, mininterval=0))
+    monkeypatch.setattr(cli, "time", _Clock(events))
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert cli.main(["run", MODEL, "--profile", "--repeat", "5"]) == 0
+    assert "latency over 5 runs" in capsys.readouterr().out
+    assert events.count("clock") == 10
+    if bar == "late":
+        assert stderr.getvalue() == "" and "bar" not in events
+        return
+    assert "0/5 " in stderr.getvalue() and "run" in stderr.getvalue()
+    if bar == "every_run":
+        assert all(f"{k}/5 " in stderr.getvalue() for k in range(1, 6))
+    timed = False
+    for event in events:
+        if event == "clock":
+            timed = not timed
+        else:
+            assert not timed, events
