@@ -11,7 +11,7 @@ Engines, each a Core compiling the same IR on the CPU plugin with the same threa
   openvino   OpenVINO's own pooling
   python     ovpool's Python bridge (ovpool.openvino.add_extensions(core, implementation="python"))
   native     ovpool's native extension library (core.add_extension(extension_path()))
-Timed with bench_pooling.py's method (warm-up, best of 5 interleaved batches); outputs are
+Timed with the shared harness (harness.py: warm-up, best of 5 interleaved batches); outputs are
 compared with OpenVINO's own. Needs torch (pip install torch) and openvino.
 
 Usage:
@@ -20,13 +20,11 @@ Usage:
 
 import argparse
 import os
-import sys
 import tempfile
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_pooling as bench  # noqa: E402
+import harness
 
 SHAPE = (1, 3, 473, 473)
 BINS = (1, 2, 3, 6)
@@ -58,33 +56,27 @@ def build_ir(folder):
 
     torch.manual_seed(0)
     network = PyramidPooling().eval()
-    model = bench.ov.convert_model(network, example_input=torch.zeros(SHAPE), input=[SHAPE])
+    model = harness.ov.convert_model(network, example_input=torch.zeros(SHAPE), input=[SHAPE])
     path = os.path.join(folder, "pspnet.xml")
-    bench.ov.save_model(model, path, compress_to_fp16=False)
+    harness.ov.save_model(model, path, compress_to_fp16=False)
     return path
 
 
 def compiled_runner(core, path, x, threads):
-    """A zero-argument callable running the model on ``x``, the output buffer it fills, the
-    objects to keep alive, and how many of the model's nodes are ovpool's."""
-    config = {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32",
-              "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1}
+    """A zero-argument callable running the model on ``x`` (harness.ov_bound), the output
+    buffer it fills, and how many of the model's nodes are ovpool's."""
     model = core.read_model(path)
     ovpool_nodes = sum(op.get_type_info().version_id == "ovpool" for op in model.get_ops())
-    compiled = core.compile_model(model, "CPU", config)
-    request = compiled.create_infer_request()
-    request.set_input_tensor(bench.ov.Tensor(x, shared_memory=True))
-    output = np.empty(tuple(compiled.output(0).get_shape()), np.float32)
-    request.set_output_tensor(0, bench.ov.Tensor(output, shared_memory=True))
-    return (lambda: request.infer()), output, (compiled, request), ovpool_nodes
+    run, outputs, _ = harness.ov_bound(core, model, x, "f32", threads)
+    return run, outputs[0], ovpool_nodes
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2, help="threads (default 2)")
     args = parser.parse_args(argv)
-    if bench.ov is None:
-        raise SystemExit(f"openvino is needed: {bench._OV_ERR}")
+    if harness.ov is None:
+        raise SystemExit(f"openvino is needed: {harness.MISSING['openvino']}")
     import ovpool
     import ovpool.openvino as bridge
 
@@ -92,26 +84,26 @@ def main(argv=None):
     x = np.random.default_rng(0).standard_normal(SHAPE, dtype=np.float32)
     with tempfile.TemporaryDirectory(prefix="ovpool-pspnet-") as folder:
         path = build_ir(folder)
-        cores = {"openvino": bench.ov.Core(), "python": bench.ov.Core()}
+        cores = {"openvino": harness.ov.Core(), "python": harness.ov.Core()}
         bridge.add_extensions(cores["python"], implementation="python")
         try:
             library = bridge.extension_path()
-            cores["native"] = bench.ov.Core()
+            cores["native"] = harness.ov.Core()
             cores["native"].add_extension(library)
         except ovpool.errors.UnsupportedError as error:
             print(f"native: skipped ({error})")
         runs = {name: compiled_runner(core, path, x, args.threads) for name, core in cores.items()}
-        timers = [bench.Timer(name, "pspnet", run[0]) for name, run in runs.items()]
-        bench.measure(timers, 0.5, 0.2, 5)
+        timers = [harness.Timer(name, "pspnet", run[0]) for name, run in runs.items()]
+        harness.measure(timers, 0.5, 0.2, 5)
         reference = runs["openvino"][1]
         print(f"PSPNet-style network {'x'.join(map(str, SHAPE))}, {args.threads} thread(s), "
-              f"OpenVINO {bench.ov.get_version()}")
+              f"OpenVINO {harness.ov.get_version()}")
         base = timers[0].best()
         for timer in timers:
             run = runs[timer.engine]
             difference = float(np.max(np.abs(run[1] - reference)))
             print(f"{timer.engine:9s} {timer.best() * 1e3:8.3f} ms  {timer.best() / base:5.2f} of "
-                  f"openvino  max |diff| {difference:.2e}  ovpool nodes: {run[3]}")
+                  f"openvino  max |diff| {difference:.2e}  ovpool nodes: {run[2]}")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ without indices (i32 and i64, ``axis`` 0 and 2), adaptive pooling down and up, g
 many tiny planes, few large planes (fewer planes than threads) and plane widths that are not a
 multiple of the vector width.
 
-Each configuration is timed with bench_pooling.py's harness (warm-up, interleaved batches,
-best batch) for ovpool with preallocated outputs, the copy roofline of its input plus all of
+Each configuration is timed with the shared harness (harness.py: warm-up, interleaved
+batches, best batch) for ovpool with preallocated outputs, the copy roofline of its input plus all of
 its outputs (values and indices, in their dtypes), and the peers that have the operator:
 OpenVINO (one-op model, bound buffers) and onnxruntime (one-node model, io_binding), which
 only has the ONNX forms (floor or ONNX rounding, indices int64 over the whole tensor, float
@@ -28,14 +28,11 @@ The default run takes a few minutes; --quick is a smoke run with rough numbers.
 
 import argparse
 import gc
-import math
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_pooling as bench  # noqa: E402
+import harness
 
 try:
     import ml_dtypes
@@ -200,7 +197,7 @@ def configurations(count, seed=20261124):
     """`count` configurations drawn round-robin over the families, each one accepted by
     ovpool (a drawn configuration ovpool refuses, e.g. a pad wider than the window allows, is
     drawn again)."""
-    import ovpool  # noqa: F401  (bench._try_import_ovpool put the checkout first)
+    import ovpool  # noqa: F401  (harness.import_ovpool put the checkout first)
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < count:
@@ -316,8 +313,8 @@ def ovpool_outputs(cfg, x=None):
 # peers
 # ----------------------------------------------------------------------------
 def _ov_model(cfg, x):
-    ov, o1, o8, o14, o16 = bench.ov, bench.ov_opset1, bench.ov_opset8, bench.ov_opset14, \
-        bench.ov_opset16
+    ov, o1, o8, o14, o16 = harness.ov, harness.ov_opset1, harness.ov_opset8, \
+        harness.ov_opset14, harness.ov_opset16
     et = ov.Type.bf16 if cfg["dtype"] == "bfloat16" else ov.Type(x.dtype)
     param = o1.parameter(list(cfg["shape"]), et, name="x")
     op = cfg["op"]
@@ -351,12 +348,11 @@ def _ov_model(cfg, x):
 
 def openvino_peer(cfg, x, threads):
     """(label, fn, outputs) of OpenVINO, or raises."""
-    if bench.ov is None:
+    if harness.ov is None:
         raise RuntimeError("openvino not importable")
     hint = "f16" if cfg["dtype"] == "float16" else "f32"
-    label, fn, outs, _ = bench._ov_one(bench.ov.Core(), cfg, x, None, hint, "OpenVINO", threads,
-                                       model=_ov_model(cfg, x))
-    return label, fn, outs
+    fn, outs, _ = harness.ov_bound(harness.ov.Core(), _ov_model(cfg, x), x, hint, threads)
+    return "OpenVINO", fn, outs
 
 
 ORT_MAX_DTYPES = ("float32", "float16", "float64", "int8", "uint8")
@@ -364,25 +360,25 @@ ORT_AVG_DTYPES = ("float32", "float16", "float64")
 
 
 def onnxruntime_peer(cfg, x, out_shapes, threads):
-    """(label, fn, outputs) of onnxruntime, or raises bench.NoOp when it has no such op."""
-    if bench.ort is None:
+    """(label, fn, outputs) of onnxruntime, or raises harness.NoOp when it has no such op."""
+    if harness.ort is None:
         raise RuntimeError("onnxruntime not importable")
     op = cfg["op"]
-    helper, TP = bench.onnx_helper, bench.TensorProto
+    helper, TP = harness.onnx_helper, harness.TensorProto
     if op in ("aavg", "amax"):
-        raise bench.NoOp("no ONNX adaptive pooling")
+        raise harness.NoOp("no ONNX adaptive pooling")
     if cfg["rounding"] == "ceil_torch" or (op != "onnx_avg" and cfg["rounding"] == "ceil"):
-        raise bench.NoOp("ONNX has no %s rounding of OpenVINO's kind" % cfg["rounding"])
+        raise harness.NoOp("ONNX has no %s rounding of OpenVINO's kind" % cfg["rounding"])
     if op == "max":
         if cfg["dtype"] not in ORT_MAX_DTYPES:
-            raise bench.NoOp("onnxruntime MaxPool has no %s" % cfg["dtype"])
+            raise harness.NoOp("onnxruntime MaxPool has no %s" % cfg["dtype"])
         if cfg["indices"] not in ("none", "i64") or (cfg["indices"] == "i64" and cfg["axis"]):
-            raise bench.NoOp("ONNX MaxPool indices are int64 over the whole tensor")
+            raise harness.NoOp("ONNX MaxPool indices are int64 over the whole tensor")
     else:
         if cfg["dtype"] not in ORT_AVG_DTYPES:
-            raise bench.NoOp("onnxruntime AveragePool has no %s" % cfg["dtype"])
+            raise harness.NoOp("onnxruntime AveragePool has no %s" % cfg["dtype"])
         if op == "avg" and not cfg["exclude_pad"]:
-            raise bench.NoOp("ONNX count_include_pad is not OpenVINO's exclude_pad=false")
+            raise harness.NoOp("ONNX count_include_pad is not OpenVINO's exclude_pad=false")
     elem = helper.np_dtype_to_tensor_dtype(x.dtype)
     args = _onnx_args(cfg)
     if args["pads"] is None:
@@ -395,15 +391,13 @@ def onnxruntime_peer(cfg, x, out_shapes, threads):
             op == "onnx_avg"), **args)
     outputs = [helper.make_tensor_value_info(n, elem if n == "y" else TP.INT64, list(s))
                for n, s in zip(names, out_shapes)]
-    graph = helper.make_graph([node], "sweep", [helper.make_tensor_value_info(
-        "x", elem, list(cfg["shape"]))], outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
-    model.ir_version = 9
-    sess = bench.ort.InferenceSession(model.SerializeToString(), bench.ort_options(threads),
-                                      providers=["CPUExecutionProvider"])
+    model = harness.onnx_model(node, [helper.make_tensor_value_info(
+        "x", elem, list(cfg["shape"]))], outputs, "sweep", 22)
+    sess = harness.ort.InferenceSession(model.SerializeToString(), harness.ort_options(threads),
+                                        providers=["CPUExecutionProvider"])
     outs = [np.empty(s, dtype=x.dtype if n == "y" else np.int64)
             for n, s in zip(names, out_shapes)]
-    return "onnxruntime", bench.ort_bound_call(sess, x, list(zip(names, outs))), outs
+    return "onnxruntime", harness.ort_bound_call(sess, x, list(zip(names, outs))), outs
 
 
 def _agree(cfg, mine, theirs):
@@ -427,8 +421,8 @@ def run_config(cfg, threads, batch_s, warmup_s, n_batches, peers=True):
 
     def fo():
         return ovpool_call(cfg, x, out=out, out_indices=out_idx)
-    timers = [bench.Timer("roofline", "np.copyto in + outs", bench.copy_roofline(x, outs)),
-              bench.Timer("ovpool", "ovpool out=", fo)]
+    timers = [harness.Timer("roofline", "np.copyto in + outs", harness.copy_roofline(x, outs)),
+              harness.Timer("ovpool", "ovpool out=", fo)]
     result = dict(id=cfg["id"], family=cfg["family"], config=describe(cfg),
                   settings={k: v for k, v in cfg.items() if k not in ("id", "family")},
                   bytes=int(x.nbytes + sum(o.nbytes for o in outs)), times_ms={}, notes=[],
@@ -441,14 +435,14 @@ def run_config(cfg, threads, batch_s, warmup_s, n_batches, peers=True):
             try:
                 label, fn, pouts = make()
                 fn()
-                timers.append(bench.Timer(name, label, fn))
+                timers.append(harness.Timer(name, label, fn))
                 peer_outs.append((name, pouts))
-            except bench.NoOp as exc:
+            except harness.NoOp as exc:
                 result["peers"][name] = "no op: %s" % exc
             except Exception as exc:
                 result["peers"][name] = "failed: %s: %s" % (type(exc).__name__,
                                                             str(exc).splitlines()[0][:160])
-    bench.measure(timers, batch_s, warmup_s, n_batches)
+    harness.measure(timers, batch_s, warmup_s, n_batches)
     for t in timers:
         if t.error:
             result["notes"].append("%s failed while timing: %s" % (t.engine, t.error))
@@ -477,8 +471,8 @@ def summary(values):
     vals = sorted(v for v in values if v is not None and v > 0)
     if not vals:
         return None
-    gm = math.exp(sum(math.log(v) for v in vals) / len(vals))
-    return dict(geomean=gm, p90=float(np.percentile(vals, 90)), worst=vals[-1], count=len(vals))
+    return dict(geomean=harness.geomean(vals), p90=float(np.percentile(vals, 90)),
+                worst=vals[-1], count=len(vals))
 
 
 def print_table(results):
@@ -488,11 +482,11 @@ def print_table(results):
     for r in results:
         tm = r["times_ms"]
         rows.append([str(r["id"]), r["family"], r["config"], "%.2f" % (r["bytes"] / 1e6),
-                     bench.fmt_ms(tm.get("roofline")), bench.fmt_ms(tm.get("ovpool")),
-                     bench.fmt_ms(tm.get("openvino")), bench.fmt_ms(tm.get("onnxruntime")),
-                     bench.fmt_ratio(r["ratios"]["ovpool/roofline"]),
-                     bench.fmt_ratio(r["ratios"]["ovpool/best_peer"])])
-    bench.print_rows(head, rows, left={1, 2})
+                     harness.fmt_ms(tm.get("roofline")), harness.fmt_ms(tm.get("ovpool")),
+                     harness.fmt_ms(tm.get("openvino")), harness.fmt_ms(tm.get("onnxruntime")),
+                     harness.fmt_ratio(r["ratios"]["ovpool/roofline"]),
+                     harness.fmt_ratio(r["ratios"]["ovpool/best_peer"])])
+    harness.print_rows(head, rows, left={1, 2})
 
 
 def summary_line(name, s):
@@ -514,7 +508,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.threads < 1 or args.count < 1:
         raise SystemExit("--threads and --count must be >= 1")
-    ovpool, err = bench._try_import_ovpool()
+    ovpool, err = harness.import_ovpool()
     if ovpool is None:
         raise SystemExit("ovpool not importable: %s" % err)
     ovpool.set_num_threads(args.threads)

@@ -4,27 +4,28 @@
 per property, no deadline, random seeds) and a larger seeded IR fuzz batch. Without it the
 profile is ``ci``: a fixed budget of examples, derandomized, so CI runs are reproducible and
 quick. ``HYPOTHESIS_PROFILE=<name>`` in the environment overrides both.
+
+At the end of the run it prints the summary lines the test modules register with
+``helpers.summary_line`` (tests/helpers.py also says how tests import shared code and the
+test extra).
 """
 
 import os
 
-try:
-    from hypothesis import HealthCheck, settings
-except ImportError:  # pragma: no cover - hypothesis is a test dependency
-    settings = None
+from hypothesis import HealthCheck, settings
 
+import helpers
 
-if settings is not None:
-    _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-    settings.register_profile(
-        "ci", max_examples=200, derandomize=True, deadline=None, print_blob=True,
-        suppress_health_check=_SLOW_OK, database=None)
-    settings.register_profile(
-        "long", max_examples=5000, derandomize=False, deadline=None, print_blob=True,
-        suppress_health_check=_SLOW_OK)
-    settings.register_profile(
-        "dev", max_examples=40, derandomize=False, deadline=None, print_blob=True,
-        suppress_health_check=_SLOW_OK)
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile(
+    "ci", max_examples=200, derandomize=True, deadline=None, print_blob=True,
+    suppress_health_check=_SLOW_OK, database=None)
+settings.register_profile(
+    "long", max_examples=5000, derandomize=False, deadline=None, print_blob=True,
+    suppress_health_check=_SLOW_OK)
+settings.register_profile(
+    "dev", max_examples=40, derandomize=False, deadline=None, print_blob=True,
+    suppress_health_check=_SLOW_OK)
 
 
 def pytest_addoption(parser):
@@ -34,8 +35,14 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    if settings is None:
-        return
     profile = os.environ.get("HYPOTHESIS_PROFILE") or (
         "long" if config.getoption("--long") else "ci")
     settings.load_profile(profile)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The lines of the test modules' counters (``helpers.summary_line``)."""
+    for line in helpers.SUMMARY_LINES:
+        text = line()
+        if text:
+            terminalreporter.write_line(text)

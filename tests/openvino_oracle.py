@@ -17,6 +17,8 @@ import numpy as np
 import openvino as ov
 from openvino import opset8, opset14, opset16
 
+from reference import per_axis
+
 CPU_CONFIG = {"INFERENCE_NUM_THREADS": 2, "INFERENCE_PRECISION_HINT": "f32"}
 
 _core = None
@@ -43,21 +45,10 @@ def core() -> ov.Core:
     return _core
 
 
-def _per_axis(value, nsp, default):
-    if value is None:
-        return [default] * nsp
-    if np.isscalar(value):
-        return [int(value)] * nsp
-    value = [int(v) for v in value]
-    if len(value) != nsp:
-        raise ValueError(f"expected {nsp} values, got {value}")
-    return value
-
-
 def _window(x, kernel, strides, pads_begin, pads_end, dilations):
     """(kernel, strides, pads_begin, pads_end, dilations) as per-axis tuples for ``x``."""
     nsp = x.ndim - 2
-    return tuple(tuple(_per_axis(value, nsp, default)) for value, default in (
+    return tuple(tuple(per_axis(value, nsp, default)) for value, default in (
         (kernel, None), (strides, 1), (pads_begin, 0), (pads_end, 0), (dilations, 1)))
 
 
@@ -136,7 +127,7 @@ def ov_max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilatio
 def ov_adaptive_avg_pool(x, output_size):
     """AdaptiveAvgPool-8 on OpenVINO CPU. Returns the output array."""
     x = np.asarray(x)
-    out = tuple(_per_axis(output_size, x.ndim - 2, None))
+    out = tuple(per_axis(output_size, x.ndim - 2, None))
 
     def build():
         p = _param(x)
@@ -154,7 +145,7 @@ def ov_adaptive_max_pool(x, output_size, index_element_type="i32"):
     then widened, so callers can compare either index type.
     """
     x = np.asarray(x)
-    out = tuple(_per_axis(output_size, x.ndim - 2, None))
+    out = tuple(per_axis(output_size, x.ndim - 2, None))
 
     def build():
         p = _param(x)

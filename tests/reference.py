@@ -21,10 +21,7 @@ import math
 
 import numpy as np
 
-try:
-    import ml_dtypes
-except ImportError:  # pragma: no cover - ml_dtypes is a test dependency
-    ml_dtypes = None
+import ml_dtypes
 
 __all__ = [
     "FLOAT_DTYPES",
@@ -39,11 +36,11 @@ __all__ = [
     "lowest_value",
     "is_float_dtype",
     "round_half_even",
+    "per_axis",
 ]
 
 FLOAT_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)]
-if ml_dtypes is not None:
-    FLOAT_DTYPES.append(np.dtype(ml_dtypes.bfloat16))
+FLOAT_DTYPES.append(np.dtype(ml_dtypes.bfloat16))
 INT_DTYPES = [np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32), np.dtype(np.int64)]
 ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES
 
@@ -55,7 +52,7 @@ ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES
 def is_float_dtype(dtype):
     """True for float16/32/64 and bfloat16, False for the integer dtypes."""
     dtype = np.dtype(dtype)
-    if ml_dtypes is not None and dtype == np.dtype(ml_dtypes.bfloat16):
+    if dtype == np.dtype(ml_dtypes.bfloat16):
         return True
     return np.issubdtype(dtype, np.floating)
 
@@ -63,15 +60,16 @@ def is_float_dtype(dtype):
 def lowest_value(dtype):
     """The most negative finite value of ``dtype`` (what an empty max window yields)."""
     dtype = np.dtype(dtype)
-    if ml_dtypes is not None and dtype == np.dtype(ml_dtypes.bfloat16):
+    if dtype == np.dtype(ml_dtypes.bfloat16):
         return ml_dtypes.finfo(dtype).min
     if np.issubdtype(dtype, np.floating):
         return np.finfo(dtype).min
     return np.iinfo(dtype).min
 
 
-def _per_axis(value, rank, default):
-    """An int -> that int on every axis; a sequence -> a tuple; None -> the default."""
+def per_axis(value, rank, default):
+    """An attribute as one value per spatial axis: an int -> that int on every axis; a
+    sequence -> a tuple (of ``rank`` ints); None -> the default."""
     if value is None:
         value = default
     if isinstance(value, (int, np.integer)):
@@ -157,11 +155,11 @@ def _resolve(shape, kernel, strides, pads_begin, pads_end, dilations, rounding_t
     rank = len(shape) - 2
     if rank < 1:
         raise ValueError("need at least one spatial axis")
-    kernel = _per_axis(kernel, rank, None)
-    strides = _per_axis(strides, rank, 1)
-    dilations = _per_axis(dilations, rank, 1)
-    pads_begin = _per_axis(pads_begin, rank, 0)
-    pads_end = _per_axis(pads_end, rank, 0)
+    kernel = per_axis(kernel, rank, None)
+    strides = per_axis(strides, rank, 1)
+    dilations = per_axis(dilations, rank, 1)
+    pads_begin = per_axis(pads_begin, rank, 0)
+    pads_end = per_axis(pads_end, rank, 0)
     axes = []
     for a in range(rank):
         L = shape[2 + a]
@@ -341,7 +339,7 @@ def _adaptive_elements(spatial_shape, output_size, out_pos):
 def ref_adaptive_avg_pool(x, output_size):
     """OpenVINO AdaptiveAvgPool-8 (integer averages round half to even)."""
     x = np.asarray(x)
-    output_size = _per_axis(output_size, x.ndim - 2, None)
+    output_size = per_axis(output_size, x.ndim - 2, None)
     out = np.zeros(x.shape[:2] + output_size, dtype=x.dtype)
     for n, c in np.ndindex(*x.shape[:2]):
         for out_pos in np.ndindex(*output_size):
@@ -354,7 +352,7 @@ def ref_adaptive_avg_pool(x, output_size):
 def ref_adaptive_max_pool(x, output_size):
     """OpenVINO AdaptiveMaxPool-8: ``(values, indices)``, indices within each (n, c) plane."""
     x = np.asarray(x)
-    output_size = _per_axis(output_size, x.ndim - 2, None)
+    output_size = per_axis(output_size, x.ndim - 2, None)
     out_shape = x.shape[:2] + output_size
     values_out = np.zeros(out_shape, dtype=x.dtype)
     indices_out = np.zeros(out_shape, dtype=np.int64)

@@ -8,21 +8,14 @@ import sys
 
 import numpy as np
 
+import bench_sweep
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "benchmarks", "bench_sweep.py")
 
 
-def _sweep_module():
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    try:
-        import bench_sweep
-    finally:
-        sys.path.pop(0)
-    return bench_sweep
-
-
 def test_configurations_cover_the_space():
-    sweep = _sweep_module()
+    sweep = bench_sweep
     configs = sweep.configurations(160)
     assert len(configs) == 160 and [c["id"] for c in configs] == list(range(1, 161))
     assert configs == sweep.configurations(160)   # drawn the same way every run

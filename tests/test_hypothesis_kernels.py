@@ -47,7 +47,7 @@ from reference import (
     ref_max_pool,
     ref_output_len,
 )
-from test_pooling_reference import assert_avg_close, assert_max_equal
+from helpers import assert_avg_close, assert_max_equal
 
 # Per-test example counts as multiples of the loaded profile's max_examples (ci: 150).
 _BASE = settings().max_examples

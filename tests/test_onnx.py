@@ -10,7 +10,10 @@
 import subprocess
 import sys
 
+import ml_dtypes
 import numpy as np
+import onnx.defs as onnx_defs
+import onnxruntime as ort
 import pytest
 
 import onnx_oracle as oracle
@@ -18,7 +21,6 @@ import ovpool
 from ovpool.errors import BadAttributeError, BadDtypeError
 from ovpool.onnx import VERSIONS, op_version
 
-ort = pytest.importorskip("onnxruntime")
 ort.set_default_logger_severity(4)
 
 
@@ -158,7 +160,6 @@ def test_version_table_matches_the_specs():
     assert op_version("AveragePool", 18).name == "AveragePool-11"
     assert op_version("MaxPool", 9).name == "MaxPool-8"
     assert op_version("LpPool", 28).name == "LpPool-22"
-    onnx_defs = pytest.importorskip("onnx.defs")
     for op, versions in VERSIONS.items():
         for v in versions:
             schema = onnx_defs.get_schema(op, v.since)
@@ -168,7 +169,6 @@ def test_version_table_matches_the_specs():
 
 
 def test_version_dtypes_match_onnx_defs():
-    onnx_defs = pytest.importorskip("onnx.defs")
     names = {"tensor(double)": "float64", "tensor(float)": "float32",
              "tensor(float16)": "float16", "tensor(bfloat16)": "bfloat16",
              "tensor(int8)": "int8", "tensor(uint8)": "uint8"}
@@ -222,7 +222,7 @@ def test_maxpool_indices_need_opset_8():
 ])
 def test_dtypes_per_version(op, dtype, refused, accepted):
     if dtype == "bfloat16":
-        dtype = pytest.importorskip("ml_dtypes").bfloat16
+        dtype = ml_dtypes.bfloat16
     x = (np.arange(8).reshape(1, 1, 8) % 5).astype(dtype)
     function = getattr(ovpool.onnx, op)
     args = () if op.startswith("global") else ([2],)
@@ -235,7 +235,7 @@ def test_dtypes_per_version(op, dtype, refused, accepted):
 
 
 def test_bfloat16_average_and_max():
-    bf16 = pytest.importorskip("ml_dtypes").bfloat16
+    bf16 = ml_dtypes.bfloat16
     x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 6)
     avg = ovpool.onnx.average_pool(x.astype(bf16), [3], strides=[2], pads=[1, 1], ceil_mode=1,
                                    count_include_pad=1)

@@ -15,7 +15,9 @@ import os
 import subprocess
 import sys
 
+import ml_dtypes
 import numpy as np
+import onnxruntime  # noqa: F401  (the ONNX tests compare with it, through onnx_oracle)
 import openvino as ov
 import pytest
 from openvino import opset1, opset8, opset14, opset16
@@ -23,6 +25,8 @@ from openvino import opset1, opset8, opset14, opset16
 import ovpool
 import ovpool.openvino as bridge
 from ovpool.errors import OvpoolError
+
+import onnx_oracle
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 2}
@@ -235,7 +239,6 @@ def test_indices_nothing_reads_are_not_computed(monkeypatch):
 
 
 def test_bfloat16_tensors_are_read_as_bfloat16():
-    ml_dtypes = pytest.importorskip("ml_dtypes")
     param = opset8.parameter([1, 1, 4], ov.Type.bf16, name="x")
     node = bridge.op_classes()["AdaptiveAvgPool"](
         [param, opset8.constant(np.array([2], np.int64))])
@@ -521,9 +524,6 @@ def test_import_ovpool_never_imports_openvino():
 
 # ---- ONNX semantics: OnnxAveragePool and OnnxMaxPool ----------------------------------------
 
-sys.path.insert(0, os.path.dirname(__file__))
-import onnx_oracle  # noqa: E402
-
 ONNX_CONFIGS_PER_OP = 40
 # ONNX opsets with different pooling versions; float64 is left out because OpenVINO's CPU
 # plugin computes it in float32.
@@ -548,7 +548,6 @@ def _pool_op_types(model):
 
 @pytest.mark.parametrize("op_type", ["AveragePool", "MaxPool"])
 def test_onnx_models_read_by_an_extended_core_match_onnxruntime(cores, tmp_path, op_type):
-    pytest.importorskip("onnxruntime")
     _, extended = cores
     rng = np.random.default_rng(SEED + len(op_type))
     mismatches = []
@@ -610,7 +609,6 @@ def test_onnx_conversion_saves_ovpool_layers_that_both_runtimes_read(cores, tmp_
 
 
 def test_dynamic_batch_onnx_model_through_an_extended_core(cores, tmp_path):
-    pytest.importorskip("onnxruntime")
     _, extended = cores
     attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1,
              "storage_order": 1}

@@ -43,7 +43,9 @@ import ovpool
 from ovpool.errors import OvpoolError
 
 import openvino_oracle as ovo
+from helpers import summary_line
 from reference import (
+    per_axis,
     ref_adaptive_avg_pool,
     ref_adaptive_max_pool,
     ref_avg_pool,
@@ -74,7 +76,10 @@ def _count(kind, key):
                              "vs_reference": 0})[key] += 1
 
 
+@summary_line
 def _summary_line():
+    if not COUNTS:
+        return None
     parts = []
     for kind in sorted(COUNTS):
         c = COUNTS[kind]
@@ -83,19 +88,6 @@ def _summary_line():
                      " against reference.py because the plugin cannot compile them)")
     return ("OpenVINO CPU comparison of random configurations: " + "; ".join(parts)
             + f". {ovo.stats['compiled']} OpenVINO models compiled, {ovo.stats['runs']} runs.")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _summary(request):
-    """Print the configuration counts once, after pytest's own summary line."""
-    reporter = request.config.pluginmanager.getplugin("terminalreporter")
-
-    def report():
-        if COUNTS and reporter is not None:
-            reporter.write_line(_summary_line())
-
-    request.config.add_cleanup(report)
-    yield
 
 
 # ------------------------------------------------------------------------------------------------
@@ -127,25 +119,16 @@ def _attr(rng, values, default):
     return [int(v) for v in values]
 
 
-def _per_axis(value, rank, default):
-    """An attribute as one value per spatial axis (None: the default; an int: every axis)."""
-    if value is None:
-        return [default] * rank
-    if isinstance(value, int):
-        return [value] * rank
-    return list(value)
-
-
 def _empty_windows(shape, attrs):
     """(mask, any_pad): a boolean mask over the spatial output marking the windows that hold
     no input element, and whether any resolved pad is non-zero."""
     rank = len(shape) - 2
 
-    k = _per_axis(attrs["kernel"], rank, None)
-    s = _per_axis(attrs["strides"], rank, 1)
-    d = _per_axis(attrs["dilations"], rank, 1)
-    pb = _per_axis(attrs["pads_begin"], rank, 0)
-    pe = _per_axis(attrs["pads_end"], rank, 0)
+    k = per_axis(attrs["kernel"], rank, None)
+    s = per_axis(attrs["strides"], rank, 1)
+    d = per_axis(attrs["dilations"], rank, 1)
+    pb = per_axis(attrs["pads_begin"], rank, 0)
+    pe = per_axis(attrs["pads_end"], rank, 0)
     counts = []
     any_pad = False
     for a in range(rank):
@@ -172,9 +155,9 @@ def _same_ceil_extra_window(shape, attrs):
         return False
     rank = len(shape) - 2
 
-    k = _per_axis(attrs["kernel"], rank, None)
-    s = _per_axis(attrs["strides"], rank, 1)
-    d = _per_axis(attrs["dilations"], rank, 1)
+    k = per_axis(attrs["kernel"], rank, None)
+    s = per_axis(attrs["strides"], rank, 1)
+    d = per_axis(attrs["dilations"], rank, 1)
     for a in range(rank):
         L = shape[2 + a]
         ek = (k[a] - 1) * d[a] + 1

@@ -37,7 +37,6 @@ from reference import (
     ALL_DTYPES,
     FLOAT_DTYPES,
     INT_DTYPES,
-    is_float_dtype,
     ref_adaptive_avg_pool,
     ref_adaptive_max_pool,
     ref_avg_pool,
@@ -46,10 +45,7 @@ from reference import (
     ref_output_shape,
 )
 
-try:
-    import ml_dtypes
-except ImportError:  # pragma: no cover
-    ml_dtypes = None
+from helpers import assert_avg_close, assert_max_equal, summary_line
 
 SEED = 61_2024
 N_AVG = 320
@@ -66,21 +62,12 @@ ROUNDINGS = ("floor", "ceil", "ceil_torch")
 CHECKED = collections.Counter()
 
 
-class _CountReporter:
-    """A tiny pytest plugin, registered by the fixture below, that prints CHECKED at the end."""
-
-    def pytest_terminal_summary(self, terminalreporter):
-        if CHECKED:
-            text = ", ".join(f"{k}: {v}" for k, v in sorted(CHECKED.items()))
-            terminalreporter.write_line(f"reference comparisons passed: {text}")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _report_counts(request):
-    manager = request.config.pluginmanager
-    if not manager.has_plugin("ovpool-reference-counts"):
-        manager.register(_CountReporter(), "ovpool-reference-counts")
-    yield
+@summary_line
+def _checked_line():
+    if CHECKED:
+        text = ", ".join(f"{k}: {v}" for k, v in sorted(CHECKED.items()))
+        return f"reference comparisons passed: {text}"
+    return None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -301,98 +288,6 @@ def _case_id(case, index):
 
 AVG_CASES = _make_cases("avg", N_AVG, SEED)
 MAX_CASES = _make_cases("max", N_MAX, SEED + 1)
-
-
-# ------------------------------------------------------------------------------------------------
-# comparison helpers
-# ------------------------------------------------------------------------------------------------
-
-def _ulp(values, dtype):
-    """Spacing of ``dtype`` at each of ``values`` (float64 array of dtype-representable
-    numbers)."""
-    dtype = np.dtype(dtype)
-    if ml_dtypes is not None and dtype == np.dtype(ml_dtypes.bfloat16):
-        info = ml_dtypes.finfo(dtype)
-    else:
-        info = np.finfo(dtype)
-    nmant = int(info.nmant)
-    tiny = float(info.smallest_subnormal)
-    mag = np.abs(values)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        exponent = np.floor(np.log2(np.where(mag > 0, mag, 1.0)))
-    spacing = np.exp2(exponent - nmant)
-    spacing = np.where(np.isfinite(mag) & (mag > 0), np.maximum(spacing, tiny), tiny)
-    return spacing
-
-
-def _assert_same_nan(got, want, what):
-    gn, wn = np.isnan(got), np.isnan(want)
-    bad = np.argwhere(gn != wn)
-    assert bad.size == 0, (f"{what}: NaN positions differ, first at {tuple(bad[0])}: "
-                           f"got {got[tuple(bad[0])]}, expected {want[tuple(bad[0])]}")
-
-
-def assert_avg_close(got, want, x):
-    """Compare an average result with the oracle's, with the dtype's tolerance."""
-    dtype = np.dtype(want.dtype)
-    assert got.dtype == dtype, f"dtype {got.dtype}, expected {dtype}"
-    assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
-    if got.size == 0:
-        return
-    if dtype in INT_DTYPES:
-        bad = np.argwhere(got != want)
-        assert bad.size == 0, (f"integer average differs at {tuple(bad[0])}: got "
-                               f"{got[tuple(bad[0])]}, expected {want[tuple(bad[0])]} "
-                               f"({bad.shape[0]} of {got.size} differ)")
-        return
-    g = got.astype(np.float64)
-    w = want.astype(np.float64)
-    _assert_same_nan(g, w, "average")
-    finite_x = np.abs(x.astype(np.float64))
-    finite_x = finite_x[np.isfinite(finite_x)]
-    scale = float(finite_x.max()) if finite_x.size else 0.0
-    both = ~np.isnan(w)
-    g, w = g[both], w[both]
-    inf = np.isinf(w) | np.isinf(g)
-    assert np.array_equal(g[inf], w[inf]), "infinite averages differ"
-    g, w = g[~inf], w[~inf]
-    if dtype == np.float32:
-        tol = 1e-5 * np.abs(w) + 1e-5 * scale + 1e-30
-    elif dtype == np.float64:
-        tol = 1e-12 * np.abs(w) + 1e-12 * scale + 1e-300
-    else:
-        # one ulp of the dtype (at either value) plus float32 accumulation noise
-        tol = np.maximum(_ulp(w, dtype), _ulp(g, dtype)) + 1e-6 * scale
-    err = np.abs(g - w)
-    worst = int(np.argmax(err - tol)) if err.size else 0
-    assert np.all(err <= tol), (f"{dtype} average off by {err[worst]:.3g} (tolerance "
-                                f"{tol[worst]:.3g}): got {g[worst]!r}, expected {w[worst]!r}; "
-                                f"{int(np.sum(err > tol))} of {err.size} outside")
-
-
-def assert_max_equal(got, want, got_idx=None, want_idx=None, index_dtype=np.int64):
-    dtype = np.dtype(want.dtype)
-    assert got.dtype == dtype, f"dtype {got.dtype}, expected {dtype}"
-    assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
-    if is_float_dtype(dtype):
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        _assert_same_nan(g, w, "max")
-        same = (g == w) | (np.isnan(g) & np.isnan(w))
-    else:
-        same = got == want
-    bad = np.argwhere(~same)
-    assert bad.size == 0, (f"max value differs at {tuple(bad[0])}: got {got[tuple(bad[0])]}, "
-                           f"expected {want[tuple(bad[0])]} ({bad.shape[0]} of {got.size})")
-    if want_idx is not None:
-        assert got_idx is not None
-        assert got_idx.dtype == np.dtype(index_dtype), \
-            f"index dtype {got_idx.dtype}, expected {np.dtype(index_dtype)}"
-        assert got_idx.shape == want_idx.shape
-        bad = np.argwhere(got_idx != want_idx)
-        assert bad.size == 0, (f"max index differs at {tuple(bad[0])}: got "
-                               f"{got_idx[tuple(bad[0])]}, expected {want_idx[tuple(bad[0])]} "
-                               f"(value {want[tuple(bad[0])]}; {bad.shape[0]} of "
-                               f"{got_idx.size} differ)")
 
 
 def _describe(case):

@@ -8,13 +8,13 @@ import importlib
 import os
 
 import numpy as np
+import onnx
+import openvino as ov
 import pytest
+from openvino import opset1, opset8, opset14, opset16
 
 import ovpool
 from ovpool.errors import BadArgumentError, BadDtypeError, BadShapeError, OvpoolError
-
-ov = pytest.importorskip("openvino")
-from openvino import opset1, opset8, opset14, opset16  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 SAMPLES = os.path.join(ROOT, "samples")
@@ -217,7 +217,6 @@ def _write_onnx_node_tests(directory):
     """The pooling node tests as onnx/backend/test/data/node dirs (model.onnx plus
     test_data_set_0/input_*.pb and output_*.pb; the onnx package ships only their generators),
     each with the IR OpenVINO converts it to and OpenVINO CPU's outputs (openvino.npz)."""
-    onnx = pytest.importorskip("onnx")
     from onnx import numpy_helper
     import onnx.backend.test.case.node as node_cases
 
@@ -259,7 +258,6 @@ def _read_pb(path):
 def onnx_node_dir(request, tmp_path_factory):
     """Generated once per onnx/OpenVINO version pair and kept in pytest's cache directory
     (in a temporary one when the cache plugin is off, ``-p no:cacheprovider``)."""
-    onnx = pytest.importorskip("onnx")
     key = "ovpool-onnx-node-tests-" + "".join(
         c if c.isalnum() or c in ".-" else "_" for c in f"{onnx.__version__}-{ov.__version__}")
     cache = getattr(request.config, "cache", None)

@@ -32,10 +32,9 @@ import zipfile
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import fuzz_ir  # this script's folder is first on sys.path, as for any script
 
-import fuzz_ir  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 MODEL = os.path.join(os.path.dirname(os.path.dirname(HERE)), "samples", "models",
                      "max_pool_14.xml")

@@ -6,13 +6,11 @@ reproducer's files.
 """
 
 import os
-import sys
+
+import fuzz_inputs
+import fuzz_ir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import fuzz_inputs  # noqa: E402
-import fuzz_ir  # noqa: E402
 
 CI_CASES = 300
 LONG_CASES = 3000

@@ -11,11 +11,10 @@ import sys
 
 import pytest
 
+import fuzz_ir
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FUZZER = os.path.join(HERE, "fuzz_ir.py")
-sys.path.insert(0, HERE)
-
-import fuzz_ir  # noqa: E402
 
 CI_CASES = 500
 LONG_CASES = 5000

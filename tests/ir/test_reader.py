@@ -5,6 +5,7 @@ the model)."""
 import os
 import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -12,55 +13,9 @@ import ovpool
 from ovpool.errors import MemoryLimitError, ModelError, OvpoolError, UnsupportedError
 from ovpool.ir import Dimension, read_model
 
+from helpers import GOOD, WEIGHTS, edit, write
+
 SAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "models")
-
-# A valid model: Parameter -> MaxPool-1 -> Result, plus a Const -> Result. Each bad IR below is
-# this text with one targeted edit, so every test shows exactly the rule it breaks.
-GOOD = """<?xml version="1.0"?>
-<net name="good" version="11">
-  <layers>
-    <layer id="0" name="x" type="Parameter" version="opset1">
-      <data shape="?,2,4,4" element_type="f32"/>
-      <output><port id="0" precision="FP32" names="x"><dim>-1</dim><dim>2</dim><dim>4</dim><dim>4</dim></port></output>
-    </layer>
-    <layer id="1" name="pool" type="MaxPool" version="opset1">
-      <data kernel="2, 2" strides="2, 2" pads_begin="0, 0" pads_end="0, 0" rounding_type="floor" auto_pad="explicit"/>
-      <input><port id="0" precision="FP32"><dim>-1</dim><dim>2</dim><dim>4</dim><dim>4</dim></port></input>
-      <output><port id="1" precision="FP32" names="pooled"><dim>-1</dim><dim>2</dim><dim>2</dim><dim>2</dim></port></output>
-    </layer>
-    <layer id="2" name="pooled/sink" type="Result" version="opset1">
-      <input><port id="0" precision="FP32"><dim>-1</dim><dim>2</dim><dim>2</dim><dim>2</dim></port></input>
-    </layer>
-    <layer id="3" name="weights" type="Const" version="opset1">
-      <data element_type="f32" shape="3" offset="0" size="12"/>
-      <output><port id="0" precision="FP32" names="w"><dim>3</dim></port></output>
-    </layer>
-    <layer id="4" name="w/sink" type="Result" version="opset1">
-      <input><port id="0" precision="FP32"><dim>3</dim></port></input>
-    </layer>
-  </layers>
-  <edges>
-    <edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
-    <edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>
-    <edge from-layer="3" from-port="0" to-layer="4" to-port="0"/>
-  </edges>
-  <rt_info><info name="OpenVINO Runtime" value="test"/></rt_info>
-</net>
-"""
-WEIGHTS = np.array([1.5, -2.0, 3.25], np.float32).tobytes()
-
-
-def write(tmp_path, xml, weights=WEIGHTS, name="model"):
-    path = tmp_path / f"{name}.xml"
-    path.write_text(xml) if isinstance(xml, str) else path.write_bytes(xml)
-    if weights is not None:
-        (tmp_path / f"{name}.bin").write_bytes(weights)
-    return str(path)
-
-
-def edit(old, new, text=GOOD):
-    assert old in text, old
-    return text.replace(old, new, 1)
 
 
 def error_of(tmp_path, xml, weights=WEIGHTS, compile_too=False, kind=OvpoolError):
@@ -123,7 +78,6 @@ def test_weights_compressed_to_f16_are_read_as_f16():
     ("bf16", "bfloat16")])
 def test_const_element_types(tmp_path, element_type, dtype):
     if dtype == "bfloat16":
-        ml_dtypes = pytest.importorskip("ml_dtypes")
         dtype = ml_dtypes.bfloat16
     values = np.array([1, 0, 1], dtype=dtype)
     xml = edit('element_type="f32" shape="3" offset="0" size="12"',

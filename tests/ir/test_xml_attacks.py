@@ -23,7 +23,7 @@ import ovpool
 from ovpool.errors import ModelError, OvpoolError, UnsupportedError
 from ovpool.ir import read_model
 
-from test_reader import GOOD, WEIGHTS, edit, write
+from helpers import GOOD, WEIGHTS, edit, write
 
 BODY = GOOD.split("\n", 1)[1]          # GOOD without its XML declaration
 

@@ -3,12 +3,10 @@ library loaded (tests/fuzz/fuzz_ir.py --native): every mutated model is compiled
 refused by OpenVINO or ovpool; a crash (the worker process dies) or a hang fails."""
 
 import os
-import sys
+
+import fuzz_ir
 
 FUZZ = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fuzz")
-sys.path.insert(0, FUZZ)
-
-import fuzz_ir  # noqa: E402
 
 CASES = 150
 

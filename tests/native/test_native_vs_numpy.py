@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 
+import ml_dtypes
 import numpy as np
 import onnx
 import openvino as ov
@@ -55,7 +56,7 @@ def _output(data, dtype):
 
 def _dtype(name):
     if name == "bfloat16":
-        return pytest.importorskip("ml_dtypes").bfloat16
+        return ml_dtypes.bfloat16
     return np.dtype(name)
 
 
