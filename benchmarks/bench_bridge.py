@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Per-call time of ovpool's pooling inside OpenVINO against OpenVINO's own.
 
-For each case of docs/benchmarks.md (default 1, 6, 7 and 8, plus "s": a 1x64x8x8 max pool),
+For each case of docs/performance.md (default 1, 6, 7 and 8, plus "s": a 1x64x8x8 max pool),
 the one-op OpenVINO model of pooling_cases.py is compiled by the CPU plugin three ways: as built
 ("native" OpenVINO), after ``ovpool.openvino.replace_pooling`` swapped its pooling node for the
 Python bridge's ("bridge"), and read back from IR by a Core with ovpool's native extension

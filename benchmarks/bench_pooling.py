@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Pooling benchmark for ovpool against OpenVINO CPU, onnxruntime CPU and torch.
 
-Implements the method of docs/benchmarks.md (shared docs): the same input arrays
+Implements the method of docs/performance.md: the same input arrays
 for every engine, the same thread count for every engine (2 unless --threads),
 a memory roofline measured in the same run, warm-up followed by 5 batches of
 about 0.1 s each per engine; the best batch gives the per-call time.

@@ -2,7 +2,7 @@
 """Per-call overhead of ovpool's IR runtime path: ``ovpool.compile_model(one-layer IR)(x)``
 against the bare kernel call ``ovpool.max_pool(x, ...)`` it ends in.
 
-The layer is case 1 of docs/benchmarks.md (the ResNet stem max pool, 1x64x112x112), written
+The layer is case 1 of docs/performance.md (the ResNet stem max pool, 1x64x112x112), written
 as IR by OpenVINO (MaxPool-14 with only the values output connected, as OpenVINO's converters
 emit it; MaxPool-1 if that fails), and the same layer on a 1x64x8x8 input: the case-1 kernel
 takes ~0.1-1 ms, so on a shared machine its noise can exceed the ~10 us being measured, while

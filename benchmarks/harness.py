@@ -1,4 +1,4 @@
-"""The timing harness every benchmark script shares (the method of docs/benchmarks.md).
+"""The timing harness every benchmark script shares (the method of docs/performance.md).
 
   * ``Timer`` / ``measure``: warm-up, then batches of about ``batch_s`` seconds, the batches
     of all timers interleaved (round 1: every timer runs one batch, round 2: ...), so a burst

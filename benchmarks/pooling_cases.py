@@ -1,4 +1,4 @@
-"""The cases of docs/benchmarks.md as data, and one adapter per engine that runs them.
+"""The cases of docs/performance.md as data, and one adapter per engine that runs them.
 
 A case names its operator (``op``: max, avg, adaptive_avg, adaptive_max), whether it has
 int64 indices, its input shape and dtype and its window (``kernel``, ``strides``, ``pads``) or
