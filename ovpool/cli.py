@@ -19,7 +19,7 @@ from . import __version__
 from . import openvino as bridge
 from ._atomic import check_output_target, save_npz_atomically
 from ._inputfiles import load_input
-from ._limits import check_allocation, memory_limit_argument
+from ._limits import INT64_MAX, check_allocation, memory_limit_argument
 from .config import set_memory_limit
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
@@ -239,14 +239,13 @@ def _parse_shapes(compiled, specs):
             raise BadArgumentError(f"--shape {spec!r}: expected comma-separated integers") from None
         if any(d < 0 for d in shapes[index]):
             raise BadArgumentError(f"--shape {spec!r}: dims must be non-negative")
-        if any(d > _INT64_MAX for d in shapes[index]):
+        if any(d > INT64_MAX for d in shapes[index]):
             raise BadArgumentError(f"--shape {spec!r}: a dim is larger than 2**63-1")
     return shapes
 
 
 # Random inputs are generated this many elements at a time, straight into the input array.
 _RANDOM_BLOCK = 1 << 18
-_INT64_MAX = 2**63 - 1
 
 
 def _random_input(rng, info, shape):

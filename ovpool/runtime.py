@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from ._limits import check_allocation
-from .config import num_threads
+from ._limits import check_allocation, shape_text
+from .config import num_threads, positive_int
 from .errors import (BadArgumentError, BadDtypeError, BadShapeError, MemoryLimitError,
                      ModelError, OvpoolError, UnsupportedError)
 from .ir.element_types import element_type_of
@@ -50,9 +50,8 @@ def compile_model(model, num_threads=None):
             raise BadArgumentError(
                 f"compile_model takes an ovpool.Model or a path, got {type(model).__name__}")
         model = read_model(model)
-    if num_threads is not None and (isinstance(num_threads, bool) or not isinstance(num_threads, int)
-                                    or num_threads < 1):
-        raise BadArgumentError(f"num_threads must be a positive int, got {num_threads!r}")
+    if num_threads is not None:
+        positive_int("num_threads", num_threads)
     return CompiledModel(model, num_threads)
 
 
@@ -96,9 +95,8 @@ def _check_declared(port, spec):
         contradicts = len(declared) != len(spec.shape) or any(
             n is not None and not d.admits(n) for d, n in zip(declared, spec.shape))
         if contradicts:
-            inferred = "[" + ",".join("?" if n is None else str(n) for n in spec.shape) + "]"
             raise ModelError(f"output port {port.id}: the declared dims {declared} contradict "
-                             f"the inferred shape {inferred}")
+                             f"the inferred shape {shape_text(spec.shape)}")
     inferred_type = element_type_of(spec.dtype)
     if port.element_type and inferred_type and port.element_type != inferred_type:
         raise ModelError(f"output port {port.id}: the declared precision {port.element_type} "
