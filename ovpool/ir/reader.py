@@ -17,17 +17,15 @@ from types import MappingProxyType
 import numpy as np
 from lxml import etree
 
-from ..config import get_memory_limit
-from ..errors import MemoryLimitError, ModelError, OvpoolError, UnsupportedError
+from .._limits import MAX_RANK, check_allocation
+from ..errors import ModelError, OvpoolError, UnsupportedError
 from .element_types import dtype_for, precision_to_element_type
-from .model import Attributes, Dimension, Edge, Layer, Model, PartialShape, Port, TensorInfo
+from .model import (Attributes, Dimension, Edge, Layer, Model, PartialShape, Port, TensorInfo,
+                    int64_or_none, shown as _shown)
 
 __all__ = ["read_model", "parameter_type", "SUPPORTED_IR_VERSIONS"]
 
 SUPPORTED_IR_VERSIONS = (10, 11)
-_INT64_MAX = 2**63 - 1
-# numpy arrays have at most 64 dimensions; IR shapes beyond that cannot be run.
-MAX_RANK = 64
 # IR <data> elements carry a handful of attributes. lxml reads an element's attribute values
 # in quadratic time (each value is found by name), so a hostile file with 100,000 of them
 # is refused before they are read.
@@ -36,17 +34,12 @@ _DIGITS = re.compile(r"[0-9]+")
 _SIGNED = re.compile(r"\s*-?[0-9]+\s*")
 
 
-def _shown(text, limit=60):
-    """``text`` for an error message, cut short when it is long."""
-    text = "" if text is None else text
-    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
-
-
 def _int64(text, what, where):
     """A decimal integer (already matched) that must fit in int64."""
-    if len(text.strip().lstrip("-").lstrip("0")) > 19 or not -_INT64_MAX - 1 <= int(text) <= _INT64_MAX:
+    value = int64_or_none(text)
+    if value is None:
         raise ModelError(f"{where}: {what} {_shown(text.strip(), 30)} does not fit in a 64-bit integer")
-    return int(text)
+    return value
 
 
 def _parser():
@@ -203,15 +196,8 @@ def _const_value(layer_context, attributes, bin_file):
     shape = _check_rank(tuple(attributes.ints("shape")), "attribute 'shape'")
     if any(d < 0 for d in shape):
         raise ModelError(f"attribute 'shape' is {attributes['shape']!r}; dims must be >= 0")
-    count = math.prod(shape)
-    nbytes = count * dtype.itemsize
-    if count > _INT64_MAX or nbytes > _INT64_MAX:
-        raise MemoryLimitError(f"attribute 'shape' {list(shape)}: the element count overflows")
-    limit = get_memory_limit()
-    if nbytes > limit:
-        raise MemoryLimitError(
-            f"attribute 'shape' {list(shape)} of {dtype} needs {nbytes} bytes, over the memory "
-            f"limit of {limit} bytes (see ovpool.set_memory_limit)")
+    check_allocation(shape, dtype, "attribute 'shape'")
+    nbytes = math.prod(shape) * dtype.itemsize
     offset = attributes.int("offset")
     size = attributes.int("size")
     if size != nbytes:
