@@ -20,6 +20,7 @@ from lxml import etree
 from .._limits import MAX_RANK, check_allocation
 from ..errors import ModelError, OvpoolError, UnsupportedError
 from .element_types import dtype_for, precision_to_element_type
+from .graph import topological_order
 from .model import (Attributes, Dimension, Edge, Layer, Model, PartialShape, Port, TensorInfo,
                     int64_or_none, shown as _shown)
 
@@ -302,23 +303,12 @@ def _check_structure(layers, edges, path):
             if (layer.id, port.id) not in feeding:
                 raise ModelError(f"{layer.context}: input port {port.id} is not connected "
                                  "(no edge leads to it)")
-    _check_acyclic(layers, edges, by_id)
+    _check_acyclic(layers, edges)
 
 
-def _check_acyclic(layers, edges, by_id):
-    consumers = {layer.id: [] for layer in layers}
-    pending = {layer.id: 0 for layer in layers}
-    for edge in edges:
-        consumers[edge.from_layer].append(edge.to_layer)
-        pending[edge.to_layer] += 1
-    ready = [layer_id for layer_id, count in pending.items() if count == 0]
-    while ready:
-        layer_id = ready.pop()
-        for consumer in consumers[layer_id]:
-            pending[consumer] -= 1
-            if pending[consumer] == 0:
-                ready.append(consumer)
-    stuck = [layer for layer in layers if pending[layer.id] > 0]
+def _check_acyclic(layers, edges):
+    ordered = set(topological_order(layers, edges))
+    stuck = [layer for layer in layers if layer.id not in ordered]
     if stuck:
         listed = ", ".join(f"{l.id} ({l.name!r}, line {l.line})" for l in stuck[:10])
         raise ModelError(f"{stuck[0].file}: the graph has a cycle through layers {listed}")
