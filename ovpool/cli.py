@@ -24,7 +24,8 @@ from .config import set_memory_limit
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
 from .ops import lookup
-from .runtime import _unsupported, compile_model, validate_layers
+from .plan import unsupported
+from .runtime import compile_model, input_index, validate_layers
 from .streaming import PROGRESS_CHOICES, Statistics
 
 __all__ = ["main"]
@@ -171,18 +172,11 @@ def _parser():
 
 # ---- run -----------------------------------------------------------------------------------
 
-def _input_index(compiled, name):
-    for index, info in enumerate(compiled.inputs):
-        if name in (info.name, *info.names, info.layer.name):
-            return index
-    return None
-
-
 def _split_named(compiled, spec):
     """``NAME=VALUE`` -> (input index, VALUE); plain ``VALUE`` -> (None, VALUE)."""
     if "=" in spec:
         name, value = spec.split("=", 1)
-        index = _input_index(compiled, name)
+        index = input_index(compiled.inputs, name)
         if index is None and not os.path.exists(spec):
             raise BadArgumentError(f"{spec!r}: the model has no input {name!r}; its inputs are "
                                    f"{[t.name for t in compiled.inputs]}")
@@ -208,7 +202,7 @@ def _read_inputs(compiled, specs):
                 arrays[index] = data[keys[0]]
                 continue
             for key in files:
-                at = _input_index(compiled, key)
+                at = input_index(compiled.inputs, key)
                 if at is None:
                     raise BadArgumentError(f"{path}: array {key!r} matches no input; the "
                                            f"inputs are {[t.name for t in compiled.inputs]}")
@@ -670,7 +664,7 @@ def _command_info(args, out):
     for layer in model.layers:
         if lookup(layer) is None:
             flag = "cannot run"
-            cannot.append(f"layer {layer.id} ({layer.type} {layer.version}): {_unsupported(layer)}")
+            cannot.append(f"layer {layer.id} ({layer.type} {layer.version}): {unsupported(layer)}")
         else:
             flag = ""
         rows.append((layer.id, layer.name, layer.type, layer.version,
