@@ -124,8 +124,6 @@ class CompiledModel:
         self.plan = compile_plan(model)
         self.inputs = model.inputs
         self.outputs = self.plan.output_infos
-        self._steps = self.plan.steps
-        self._outputs = self.plan.outputs
         self._signatures = {}
 
     def _bind(self, inputs):
