@@ -12,13 +12,14 @@ import re
 
 import numpy as np
 
-from .config import get_memory_limit
+from .config import get_memory_limit, physical_memory
 from .errors import BadArgumentError, MemoryLimitError
 
-__all__ = ["MAX_RANK", "check_allocation", "parse_memory_size", "memory_limit_argument"]
+__all__ = ["MAX_RANK", "INT64_MAX", "check_allocation", "shape_text", "parse_memory_size",
+           "memory_limit_argument"]
 
 MAX_RANK = 64          # numpy's limit on the number of dimensions
-_INT64_MAX = 2**63 - 1
+INT64_MAX = 2**63 - 1
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 10**3, "kib": 1 << 10, "m": 1 << 20, "mb": 10**6,
           "mib": 1 << 20, "g": 1 << 30, "gb": 10**9, "gib": 1 << 30, "t": 1 << 40,
           "tb": 10**12, "tib": 1 << 40}
@@ -41,17 +42,18 @@ def check_allocation(shape, dtype, what):
         return          # (an unknown dim may be 0; checked again once it is known)
     count = math.prod(shape)
     nbytes = count * np.dtype(dtype).itemsize
-    if count > _INT64_MAX or nbytes > _INT64_MAX:
-        raise MemoryLimitError(f"{what} of shape {_shape_text(shape)}: the element count "
+    if count > INT64_MAX or nbytes > INT64_MAX:
+        raise MemoryLimitError(f"{what} of shape {shape_text(shape)}: the element count "
                                "overflows a 64-bit integer")
     limit = get_memory_limit()
     if nbytes > limit:
-        raise MemoryLimitError(f"{what} of shape {_shape_text(shape)} and type "
+        raise MemoryLimitError(f"{what} of shape {shape_text(shape)} and type "
                                f"{np.dtype(dtype)} needs {nbytes} bytes, over the memory limit "
                                f"of {limit} bytes (see ovpool.set_memory_limit)")
 
 
-def _shape_text(shape):
+def shape_text(shape):
+    """A shape of ints and None (unknown dims) as ``[2,?,3]``."""
     return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
@@ -73,20 +75,12 @@ def parse_memory_size(text):
     if unit == "%":
         if not 0 < number <= 100:
             raise BadArgumentError(f"memory limit {text!r}: a percentage must be in (0, 100]")
-        nbytes = int(_physical_memory() * number / 100)
+        nbytes = int(physical_memory() * number / 100)
     else:
         nbytes = int(number * _UNITS[unit])
-    if nbytes < 1 or nbytes > _INT64_MAX:
+    if nbytes < 1 or nbytes > INT64_MAX:
         raise BadArgumentError(f"memory limit {text!r} must be between 1 byte and 2**63-1 bytes")
     return nbytes
-
-
-def _physical_memory():
-    import os
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return 16 << 30
 
 
 def memory_limit_argument(text):

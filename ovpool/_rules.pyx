@@ -7,7 +7,7 @@ Thin conversions only: tuples of ints in, tuples / numpy arrays out, and
 Python type checks (is this an int, a string, a sequence) stay in the Python callers.
 """
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport INT64_MAX, INT64_MIN, int64_t, uint64_t
 from libc.string cimport memcpy
 from libcpp cimport bool as cbool
 from libcpp.string cimport string
@@ -179,8 +179,8 @@ AUTO_PADS = tuple(name.decode() for name in auto_pad_names())
 DIVISOR_RULES = tuple(name.decode() for name in divisor_rule_names())
 MAX_ATTRIBUTE_VALUE_ = MAX_ATTRIBUTE_VALUE
 
-cdef int64_t _I64_MAX = 0x7fffffffffffffff
-cdef int64_t _I64_MIN = -_I64_MAX - 1
+cdef int64_t _I64_MAX = INT64_MAX
+cdef int64_t _I64_MIN = INT64_MIN
 
 
 cdef inline string _s(text):

@@ -19,12 +19,13 @@ from . import __version__
 from . import openvino as bridge
 from ._atomic import check_output_target, save_npz_atomically
 from ._inputfiles import load_input
-from ._limits import check_allocation, memory_limit_argument
+from ._limits import INT64_MAX, check_allocation, memory_limit_argument
 from .config import set_memory_limit
 from .errors import BadArgumentError, OvpoolError, UnsupportedError
 from .ir import read_model
 from .ops import lookup
-from .runtime import _unsupported, compile_model, validate_layers
+from .plan import unsupported
+from .runtime import compile_model, input_index, validate_layers
 from .streaming import PROGRESS_CHOICES, Statistics
 
 __all__ = ["main"]
@@ -171,18 +172,11 @@ def _parser():
 
 # ---- run -----------------------------------------------------------------------------------
 
-def _input_index(compiled, name):
-    for index, info in enumerate(compiled.inputs):
-        if name in (info.name, *info.names, info.layer.name):
-            return index
-    return None
-
-
 def _split_named(compiled, spec):
     """``NAME=VALUE`` -> (input index, VALUE); plain ``VALUE`` -> (None, VALUE)."""
     if "=" in spec:
         name, value = spec.split("=", 1)
-        index = _input_index(compiled, name)
+        index = input_index(compiled.inputs, name)
         if index is None and not os.path.exists(spec):
             raise BadArgumentError(f"{spec!r}: the model has no input {name!r}; its inputs are "
                                    f"{[t.name for t in compiled.inputs]}")
@@ -208,7 +202,7 @@ def _read_inputs(compiled, specs):
                 arrays[index] = data[keys[0]]
                 continue
             for key in files:
-                at = _input_index(compiled, key)
+                at = input_index(compiled.inputs, key)
                 if at is None:
                     raise BadArgumentError(f"{path}: array {key!r} matches no input; the "
                                            f"inputs are {[t.name for t in compiled.inputs]}")
@@ -239,14 +233,13 @@ def _parse_shapes(compiled, specs):
             raise BadArgumentError(f"--shape {spec!r}: expected comma-separated integers") from None
         if any(d < 0 for d in shapes[index]):
             raise BadArgumentError(f"--shape {spec!r}: dims must be non-negative")
-        if any(d > _INT64_MAX for d in shapes[index]):
+        if any(d > INT64_MAX for d in shapes[index]):
             raise BadArgumentError(f"--shape {spec!r}: a dim is larger than 2**63-1")
     return shapes
 
 
 # Random inputs are generated this many elements at a time, straight into the input array.
 _RANDOM_BLOCK = 1 << 18
-_INT64_MAX = 2**63 - 1
 
 
 def _random_input(rng, info, shape):
@@ -671,7 +664,7 @@ def _command_info(args, out):
     for layer in model.layers:
         if lookup(layer) is None:
             flag = "cannot run"
-            cannot.append(f"layer {layer.id} ({layer.type} {layer.version}): {_unsupported(layer)}")
+            cannot.append(f"layer {layer.id} ({layer.type} {layer.version}): {unsupported(layer)}")
         else:
             flag = ""
         rows.append((layer.id, layer.name, layer.type, layer.version,

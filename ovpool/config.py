@@ -21,20 +21,22 @@ def _default_num_threads():
         return os.cpu_count() or 1
 
 
-def _default_memory_limit():
+def physical_memory():
+    """The machine's physical memory in bytes (16 GiB where the system does not say)."""
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
-        return 8 << 30
+        return 16 << 30
 
 
 _num_threads = _default_num_threads()
-_memory_limit = _default_memory_limit()
+_memory_limit = physical_memory() // 2
 # A per-thread (per-context) override, so that concurrent callers can each use their own count.
 _num_threads_override = contextvars.ContextVar("ovpool_num_threads", default=None)
 
 
-def _positive_int(name, value):
+def positive_int(name, value):
+    """``value`` when it is an int >= 1 (not a bool), else BadArgumentError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise BadArgumentError(f"{name} must be a positive int, got {value!r}")
     return value
@@ -44,7 +46,7 @@ def set_num_threads(n):
     """Set how many threads the pooling kernels use (default: OMP_NUM_THREADS, else the
     number of cores available to this process)."""
     global _num_threads
-    _num_threads = _positive_int("num_threads", n)
+    _num_threads = positive_int("num_threads", n)
 
 
 def get_num_threads():
@@ -57,7 +59,7 @@ def get_num_threads():
 def num_threads(n):
     """Use ``n`` kernel threads inside the ``with`` block, in this thread only
     (``None`` keeps the process-wide setting)."""
-    token = _num_threads_override.set(None if n is None else _positive_int("num_threads", n))
+    token = _num_threads_override.set(None if n is None else positive_int("num_threads", n))
     try:
         yield
     finally:
@@ -68,7 +70,7 @@ def set_memory_limit(nbytes):
     """Refuse to allocate any single output larger than ``nbytes`` (default: half of the
     physical memory). Raises :class:`ovpool.errors.MemoryLimitError` before allocating."""
     global _memory_limit
-    _memory_limit = _positive_int("memory limit", nbytes)
+    _memory_limit = positive_int("memory limit", nbytes)
 
 
 def get_memory_limit():

@@ -31,7 +31,7 @@ except ImportError as error:   # pragma: no cover - the extra is missing
 
 from . import pooling
 from ._shapes import adaptive_output_shape, pool_output_shape
-from .config import set_memory_limit
+from .config import positive_int, set_memory_limit
 from .errors import BadArgumentError, BadDtypeError, BadShapeError, ModelError
 from .ir import Model, read_model
 from .runtime import compile_model, order_inputs
@@ -72,9 +72,8 @@ def _model_key(model, num_threads):
     if weights is None:
         weights = os.path.splitext(xml)[0] + ".bin"
     weights = os.path.abspath(weights)
-    if num_threads is not None and (isinstance(num_threads, bool) or
-                                    not isinstance(num_threads, int) or num_threads < 1):
-        raise BadArgumentError(f"num_threads must be a positive int, got {num_threads!r}")
+    if num_threads is not None:
+        positive_int("num_threads", num_threads)
     return xml, weights, _stamp(xml), _stamp(weights), num_threads
 
 

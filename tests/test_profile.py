@@ -51,7 +51,7 @@ def test_runtime_trace_records_every_layer_with_its_time():
     compiled.infer([x], trace=records.append)
     assert all(isinstance(r, LayerTime) and r.seconds >= 0 for r in records)
     # every executed step once (the Convert of a constant is folded at compile time)
-    assert [r.name for r in records] == [step.layer.name for step in compiled._steps]
+    assert [r.name for r in records] == [step.layer.name for step in compiled.plan.steps]
     assert sorted(r.name for r in records) == ["global_mean", "scaled", "shifted", "stem_pool"]
     assert records[0].startswith("layer ")  # still the --debug line
 

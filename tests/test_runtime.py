@@ -3,6 +3,8 @@ OpenVINO's opset API (random pooling attributes, f32/f16, static and dynamic bat
 ONNX backend node tests for the pooling ops converted to IR by OpenVINO. Plus the input
 binding rules, dynamic re-inference, and buffer lifetimes."""
 
+import collections
+import dataclasses
 import functools
 import importlib
 import os
@@ -15,6 +17,7 @@ from openvino import opset1, opset8, opset14, opset16
 
 import ovpool
 from ovpool.errors import BadArgumentError, BadDtypeError, BadShapeError, OvpoolError
+from ovpool.runtime import input_index
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 SAMPLES = os.path.join(ROOT, "samples")
@@ -364,8 +367,8 @@ def test_dynamic_input_that_breaks_an_op_names_the_layer(tmp_path):
 
 
 def test_intermediates_are_freed_after_their_last_consumer(chain):
-    steps = chain._steps
-    outputs = {slot for _, slot in chain._outputs}
+    steps = chain.plan.steps
+    outputs = {slot for _, slot in chain.plan.outputs}
     assert len(steps) == 4   # MaxPool, AvgPool, AdaptiveAvgPool, ReduceMean (Consts folded)
     for index, step in enumerate(steps):
         for slot in step.free:
@@ -381,13 +384,13 @@ def test_intermediates_are_freed_after_their_last_consumer(chain):
 
 
 def test_unused_maxpool_indices_are_not_computed(chain):
-    maxpool = next(step for step in chain._steps if step.layer.type == "MaxPool")
+    maxpool = next(step for step in chain.plan.steps if step.layer.type == "MaxPool")
     assert len(maxpool.outputs) == 1
 
 
 def test_constant_subgraphs_are_folded_at_compile_time():
     compiled = ovpool.compile_model(os.path.join(SAMPLES, "models", "resnet_stem_fp16_weights.xml"))
-    assert "Convert" not in [step.layer.type for step in compiled._steps]
+    assert "Convert" not in [step.layer.type for step in compiled.plan.steps]
 
 
 def test_num_threads_is_validated():
@@ -400,3 +403,21 @@ def test_num_threads_is_restored_after_infer():
     compiled = ovpool.compile_model(os.path.join(SAMPLES, "models", "max_pool_1.xml"), num_threads=1)
     compiled(np.load(os.path.join(SAMPLES, "inputs", "max_pool_1.npy")))
     assert ovpool.get_num_threads() == before
+
+
+def test_the_compiled_plan_is_read_only(chain):
+    plan = chain.plan
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.steps = ()
+    with pytest.raises(AttributeError):
+        plan.steps[0].run = None
+    assert isinstance(plan.steps, tuple) and isinstance(plan.template, tuple)
+
+
+def test_input_index_answers_to_tensor_names_and_the_parameter_name():
+    layer = collections.namedtuple("layer", "name")
+    info = collections.namedtuple("info", "name names layer")
+    infos = [info("a", ("a", "a_alias"), layer("param_a")),
+             info("b", ("b",), layer("param_b"))]
+    assert [input_index(infos, n) for n in ("a", "a_alias", "param_a", "b", "param_b", "c")] \
+        == [0, 0, 0, 1, 1, None]

@@ -12,6 +12,7 @@ from typing import Optional
 
 import numpy as np
 
+from .._limits import INT64_MAX
 from ..errors import BadAttributeError, OvpoolError
 from .element_types import dtype_for
 
@@ -68,22 +69,29 @@ class PartialShape(tuple):
 
 _INT = re.compile(r"^\s*-?[0-9]+\s*$")
 _REQUIRED = object()
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _shown(raw, limit=60):
-    """``raw`` for an error message, cut short when it is long."""
-    text = raw if len(raw) <= limit else raw[:limit - 3] + "..."
-    return repr(text)
+def shown(text, limit=60):
+    """``text`` (None reads as "") quoted for an error message, cut short when it is long."""
+    text = "" if text is None else text
+    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
+
+
+def int64_or_none(text):
+    """A decimal integer (already matched, optional sign and surrounding spaces) as an int, or
+    None when it does not fit in int64. The digits are counted first, which keeps ``int()``
+    away from its slow path on thousands of them."""
+    if len(text.strip().lstrip("-").lstrip("0")) > 19:
+        return None
+    value = int(text)
+    return value if -INT64_MAX - 1 <= value <= INT64_MAX else None
 
 
 def _int64(text, name, raw):
-    """``text`` (matched by ``_INT``) as an int, refused when it does not fit in int64 (which
-    also keeps ``int()`` away from its slow path on thousands of digits)."""
-    digits = text.strip().lstrip("-").lstrip("0")
-    value = int(text) if len(digits) <= 19 else None
-    if value is None or not _INT64_MIN <= value <= _INT64_MAX:
-        raise BadAttributeError(f"attribute '{name}' is {_shown(raw)}; {_shown(text.strip(), 30)} "
+    """``text`` (matched by ``_INT``, part of the attribute's ``raw`` value) as an int."""
+    value = int64_or_none(text)
+    if value is None:
+        raise BadAttributeError(f"attribute '{name}' is {shown(raw)}; {shown(text.strip(), 30)} "
                                 "does not fit in a 64-bit integer")
     return value
 
@@ -127,7 +135,7 @@ class Attributes(Mapping):
         parts = raw.split(",") if raw.strip() else []
         if not all(_INT.match(p) for p in parts):
             raise BadAttributeError(
-                f"attribute '{name}' is {_shown(raw)}; expected comma-separated integers")
+                f"attribute '{name}' is {shown(raw)}; expected comma-separated integers")
         return tuple(_int64(p, name, raw) for p in parts)
 
     def int(self, name, default=_REQUIRED):
@@ -135,7 +143,7 @@ class Attributes(Mapping):
         if raw is None:
             return default
         if not _INT.match(raw):
-            raise BadAttributeError(f"attribute '{name}' is {_shown(raw)}; expected an integer")
+            raise BadAttributeError(f"attribute '{name}' is {shown(raw)}; expected an integer")
         return _int64(raw, name, raw)
 
     def bool(self, name, default=_REQUIRED):
@@ -144,7 +152,7 @@ class Attributes(Mapping):
             return default
         value = {"true": True, "1": True, "false": False, "0": False}.get(raw.strip().lower())
         if value is None:
-            raise BadAttributeError(f"attribute '{name}' is {_shown(raw)}; expected true or false")
+            raise BadAttributeError(f"attribute '{name}' is {shown(raw)}; expected true or false")
         return value
 
     def choice(self, name, choices, default=_REQUIRED):
@@ -155,7 +163,7 @@ class Attributes(Mapping):
         value = raw.strip().lower()
         if value not in choices:
             raise BadAttributeError(
-                f"attribute '{name}' is {_shown(raw)}; expected one of {', '.join(choices)}")
+                f"attribute '{name}' is {shown(raw)}; expected one of {', '.join(choices)}")
         return value
 
     def dtype(self, name, default=_REQUIRED):

@@ -17,17 +17,16 @@ from types import MappingProxyType
 import numpy as np
 from lxml import etree
 
-from ..config import get_memory_limit
-from ..errors import MemoryLimitError, ModelError, OvpoolError, UnsupportedError
+from .._limits import MAX_RANK, check_allocation
+from ..errors import ModelError, OvpoolError, UnsupportedError
 from .element_types import dtype_for, precision_to_element_type
-from .model import Attributes, Dimension, Edge, Layer, Model, PartialShape, Port, TensorInfo
+from .graph import topological_order
+from .model import (Attributes, Dimension, Edge, Layer, Model, PartialShape, Port, TensorInfo,
+                    int64_or_none, shown as _shown)
 
 __all__ = ["read_model", "parameter_type", "SUPPORTED_IR_VERSIONS"]
 
 SUPPORTED_IR_VERSIONS = (10, 11)
-_INT64_MAX = 2**63 - 1
-# numpy arrays have at most 64 dimensions; IR shapes beyond that cannot be run.
-MAX_RANK = 64
 # IR <data> elements carry a handful of attributes. lxml reads an element's attribute values
 # in quadratic time (each value is found by name), so a hostile file with 100,000 of them
 # is refused before they are read.
@@ -36,17 +35,12 @@ _DIGITS = re.compile(r"[0-9]+")
 _SIGNED = re.compile(r"\s*-?[0-9]+\s*")
 
 
-def _shown(text, limit=60):
-    """``text`` for an error message, cut short when it is long."""
-    text = "" if text is None else text
-    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
-
-
 def _int64(text, what, where):
     """A decimal integer (already matched) that must fit in int64."""
-    if len(text.strip().lstrip("-").lstrip("0")) > 19 or not -_INT64_MAX - 1 <= int(text) <= _INT64_MAX:
+    value = int64_or_none(text)
+    if value is None:
         raise ModelError(f"{where}: {what} {_shown(text.strip(), 30)} does not fit in a 64-bit integer")
-    return int(text)
+    return value
 
 
 def _parser():
@@ -203,15 +197,8 @@ def _const_value(layer_context, attributes, bin_file):
     shape = _check_rank(tuple(attributes.ints("shape")), "attribute 'shape'")
     if any(d < 0 for d in shape):
         raise ModelError(f"attribute 'shape' is {attributes['shape']!r}; dims must be >= 0")
-    count = math.prod(shape)
-    nbytes = count * dtype.itemsize
-    if count > _INT64_MAX or nbytes > _INT64_MAX:
-        raise MemoryLimitError(f"attribute 'shape' {list(shape)}: the element count overflows")
-    limit = get_memory_limit()
-    if nbytes > limit:
-        raise MemoryLimitError(
-            f"attribute 'shape' {list(shape)} of {dtype} needs {nbytes} bytes, over the memory "
-            f"limit of {limit} bytes (see ovpool.set_memory_limit)")
+    check_allocation(shape, dtype, "attribute 'shape'")
+    nbytes = math.prod(shape) * dtype.itemsize
     offset = attributes.int("offset")
     size = attributes.int("size")
     if size != nbytes:
@@ -316,23 +303,12 @@ def _check_structure(layers, edges, path):
             if (layer.id, port.id) not in feeding:
                 raise ModelError(f"{layer.context}: input port {port.id} is not connected "
                                  "(no edge leads to it)")
-    _check_acyclic(layers, edges, by_id)
+    _check_acyclic(layers, edges)
 
 
-def _check_acyclic(layers, edges, by_id):
-    consumers = {layer.id: [] for layer in layers}
-    pending = {layer.id: 0 for layer in layers}
-    for edge in edges:
-        consumers[edge.from_layer].append(edge.to_layer)
-        pending[edge.to_layer] += 1
-    ready = [layer_id for layer_id, count in pending.items() if count == 0]
-    while ready:
-        layer_id = ready.pop()
-        for consumer in consumers[layer_id]:
-            pending[consumer] -= 1
-            if pending[consumer] == 0:
-                ready.append(consumer)
-    stuck = [layer for layer in layers if pending[layer.id] > 0]
+def _check_acyclic(layers, edges):
+    ordered = set(topological_order(layers, edges))
+    stuck = [layer for layer in layers if layer.id not in ordered]
     if stuck:
         listed = ", ".join(f"{l.id} ({l.name!r}, line {l.line})" for l in stuck[:10])
         raise ModelError(f"{stuck[0].file}: the graph has a cycle through layers {listed}")

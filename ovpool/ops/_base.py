@@ -13,6 +13,7 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from .._limits import MAX_RANK
 from ..errors import BadAttributeError, BadDtypeError, BadShapeError
 
 __all__ = ["Spec", "Op", "common_dtype", "broadcast_shapes", "normalize_axes", "const_ints",
@@ -105,7 +106,7 @@ def const_ints(spec, what):
 
 
 # No shape, permutation or list of axes needs more values than an array has dimensions.
-MAX_INT_VALUES = 64
+MAX_INT_VALUES = MAX_RANK
 
 
 def run_ints(array, what):

@@ -13,6 +13,7 @@ import numpy as np
 from .. import pooling
 from .._shapes import (AUTO_PADS, adaptive_output_shape, check_exclude_pad_pads, normalize_per_axis,
                        pool_output_shape)
+from .._limits import MAX_RANK
 from ..errors import BadAttributeError, BadShapeError
 from ._base import Op, Spec, const_ints, run_ints
 
@@ -24,7 +25,7 @@ _REQUIRED_MARK = object()
 
 
 # numpy arrays have at most 64 dimensions, so no pooling attribute has more values than this.
-_MAX_AXES = 64
+_MAX_AXES = MAX_RANK
 
 
 def _per_axis_attribute(attributes, name, default=_REQUIRED_MARK):
