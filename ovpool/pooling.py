@@ -25,6 +25,7 @@ from ._shapes import (
     resolve_pool_axes,
 )
 from ._limits import check_allocation
+from ._vocabulary import INDEX_TYPE_NAMES
 from .config import get_memory_limit, get_num_threads
 from .errors import (BadArgumentError, BadAttributeError, BadDtypeError, BadShapeError,
                      MemoryLimitError)
@@ -32,8 +33,7 @@ from .errors import (BadArgumentError, BadAttributeError, BadDtypeError, BadShap
 __all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool",
            "avg_pool_windows", "max_pool_windows", "DIVISOR_RULES"]
 
-_INDEX_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
-                "int32": np.dtype(np.int32), "int64": np.dtype(np.int64)}
+_INDEX_TYPES = INDEX_TYPE_NAMES
 _SUPPORTED = "float32, float64, float16, bfloat16, int8, uint8, int32, int64"
 
 
