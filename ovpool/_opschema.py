@@ -19,7 +19,7 @@ from ._vocabulary import INDEX_TYPES, IR_AUTO_PADS, ONNX_AUTO_PADS, ONNX_FLAGS, 
 from .errors import BadAttributeError
 
 __all__ = ["Attribute", "Version", "VERSIONS", "OPENVINO_OPS", "OVPOOL_OPSET", "OVPOOL_ONLY",
-           "REQUIRED", "MAX_AXES", "per_axis_attribute"]
+           "REQUIRED", "MAX_AXES", "per_axis_attribute", "defaults", "version"]
 
 # The default of an attribute a layer must have.
 REQUIRED = object()
@@ -104,13 +104,15 @@ _READ_ORDER = ("kernel", "kernel_shape", "strides", "pads_begin", "pads_end", "p
 @dataclass(frozen=True)
 class Version:
     """One version of an op: ``opset`` is its number in OpenVINO's opsets ("opset8"), or
-    "ovpool" for the ops only ovpool's opset has."""
+    "ovpool" for the ops only ovpool's opset has; ``converts`` names the ONNX operator an
+    "ovpool" op stands for in OpenVINO's ONNX frontend."""
 
     op: str
     opset: object
     attributes: tuple
     inputs: int = 1
     outputs: int = 1
+    converts: str = None
 
     @property
     def name(self):
@@ -152,13 +154,13 @@ def _max_pool(opset, rounding):
                                       Attribute("axis", INT, 0)), outputs=2)
 
 
-def _onnx_pool(op, flag, outputs):
-    return Version(op, "ovpool", (
+def _onnx_pool(onnx_op, flag, outputs):
+    return Version(f"Onnx{onnx_op}", "ovpool", (
         Attribute("auto_pad", ONNX_AUTO_PAD, "NOTSET"), Attribute("ceil_mode", ONNX_FLAG, 0),
         *([Attribute(flag, ONNX_FLAG, 0)] if flag == "count_include_pad" else []),
         _DILATIONS, _ints("kernel_shape"), _ints("pads", None),
         *([Attribute(flag, ONNX_FLAG, 0)] if flag == "storage_order" else []),
-        _ints("strides", None)), outputs=outputs)
+        _ints("strides", None)), outputs=outputs, converts=onnx_op)
 
 
 # Every version, oldest first; an op's last version is the one its "ovpool" opset form has.
@@ -172,8 +174,8 @@ VERSIONS = {
     "AdaptiveMaxPool": (Version("AdaptiveMaxPool", 8, (_INDEX_TYPE,), inputs=2, outputs=2),),
     # ONNX's pooling operators with ONNX's attributes (names, spelling and defaults of the
     # operator specs, in the order ONNX lists them): see ovpool.ops.onnx_pooling.
-    "OnnxAveragePool": (_onnx_pool("OnnxAveragePool", "count_include_pad", 1),),
-    "OnnxMaxPool": (_onnx_pool("OnnxMaxPool", "storage_order", 2),),
+    "OnnxAveragePool": (_onnx_pool("AveragePool", "count_include_pad", 1),),
+    "OnnxMaxPool": (_onnx_pool("MaxPool", "storage_order", 2),),
 }
 
 # The OpenVINO op versions ovpool runs, by (type, opset number).
@@ -185,6 +187,13 @@ OVPOOL_OPSET = {op: versions[-1].opset for op, versions in VERSIONS.items()
                 if versions[-1].opset != "ovpool"}
 OVPOOL_ONLY = {op: versions[-1] for op, versions in VERSIONS.items()
                if versions[-1].opset == "ovpool"}
+
+
+def defaults(op):
+    """{name: default} of the attributes of ``op``'s newest version that have a default value:
+    the keyword defaults of the numpy API (:mod:`ovpool.pooling`)."""
+    return {a.name: a.default for a in VERSIONS[op][-1].attributes
+            if a.default is not REQUIRED and a.default is not None}
 
 
 def version(op, opset):
