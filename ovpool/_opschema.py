@@ -19,7 +19,7 @@ from ._vocabulary import INDEX_TYPES, IR_AUTO_PADS, ONNX_AUTO_PADS, ONNX_FLAGS, 
 from .errors import BadAttributeError
 
 __all__ = ["Attribute", "Version", "VERSIONS", "OPENVINO_OPS", "OVPOOL_OPSET", "OVPOOL_ONLY",
-           "REQUIRED", "MAX_AXES", "per_axis_attribute", "defaults", "version"]
+           "REQUIRED", "MAX_AXES", "ONNX_OPSET", "per_axis_attribute", "defaults", "version"]
 
 # The default of an attribute a layer must have.
 REQUIRED = object()
@@ -155,13 +155,18 @@ def _max_pool(opset, rounding):
 
 
 def _onnx_pool(onnx_op, flag, outputs):
-    return Version(f"Onnx{onnx_op}", "ovpool", (
-        Attribute("auto_pad", ONNX_AUTO_PAD, "NOTSET"), Attribute("ceil_mode", ONNX_FLAG, 0),
-        *([Attribute(flag, ONNX_FLAG, 0)] if flag == "count_include_pad" else []),
-        _DILATIONS, _ints("kernel_shape"), _ints("pads", None),
-        *([Attribute(flag, ONNX_FLAG, 0)] if flag == "storage_order" else []),
-        _ints("strides", None)), outputs=outputs, converts=onnx_op)
+    """The "ovpool" op standing for an ONNX operator: ONNX's attributes (names, spelling and
+    defaults of the operator spec, in the order ONNX lists them) and ``flag``, its own one."""
+    return Version(f"Onnx{onnx_op}", "ovpool", tuple(sorted(
+        (Attribute("auto_pad", ONNX_AUTO_PAD, "NOTSET"), _DILATIONS, _ints("kernel_shape"),
+         _ints("pads", None), _ints("strides", None),
+         *(Attribute(name, ONNX_FLAG, 0) for name in ("ceil_mode", flag))),
+        key=lambda a: a.name)), outputs=outputs, converts=onnx_op)
 
+
+# The ai.onnx opset whose rules (attributes, element types) the Onnx* ops carry: the newest
+# version of both operators; every older one is a special case of it.
+ONNX_OPSET = 22
 
 # Every version, oldest first; an op's last version is the one its "ovpool" opset form has.
 VERSIONS = {
@@ -172,8 +177,7 @@ VERSIONS = {
                 _max_pool(8, _rounding(2)), _max_pool(14, _rounding(3))),
     "AdaptiveAvgPool": (Version("AdaptiveAvgPool", 8, (), inputs=2),),
     "AdaptiveMaxPool": (Version("AdaptiveMaxPool", 8, (_INDEX_TYPE,), inputs=2, outputs=2),),
-    # ONNX's pooling operators with ONNX's attributes (names, spelling and defaults of the
-    # operator specs, in the order ONNX lists them): see ovpool.ops.onnx_pooling.
+    # ONNX's pooling operators with ONNX's attributes: see ovpool.ops.onnx_pooling.
     "OnnxAveragePool": (_onnx_pool("AveragePool", "count_include_pad", 1),),
     "OnnxMaxPool": (_onnx_pool("MaxPool", "storage_order", 2),),
 }

@@ -22,12 +22,10 @@ older version is a special case of them, with the same windows for the same attr
 import numpy as np
 
 from .. import onnx
-from .._opschema import version
+from .._opschema import ONNX_OPSET, version
 from ._base import Op, Spec
 from .pooling import _check_rank
 
-# The newest version of both operators; its attributes and element types apply.
-ONNX_OPSET = 22
 
 
 def _onnx_attributes(layer):
