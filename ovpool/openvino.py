@@ -72,12 +72,14 @@ def available():
     return importlib.util.find_spec("openvino") is not None
 
 
-def _openvino():
+def _openvino(needed_by="the OpenVINO bridge", hint=INSTALL_HINT):
+    """The openvino package, or an UnsupportedError saying who needs it and how to install it."""
     try:
         import openvino
+        import openvino.utils  # noqa: F401 - native/build.py reads its CMake path
     except ImportError as error:
-        raise UnsupportedError(f"the OpenVINO bridge needs the openvino package ({error}); "
-                               f"{INSTALL_HINT}") from None
+        raise UnsupportedError(f"{needed_by} needs the openvino package ({error}); "
+                               f"{hint}") from None
     return openvino
 
 
