@@ -340,7 +340,7 @@ class _OpenVINORunner:
     def __init__(self, model, args, ovpool_pooling):
         validate_layers(model)      # ovpool's strict attribute parsing first
         self.inputs = model.inputs
-        self.compiled = bridge.compile_model(
+        self.compiled = bridge.compile_with_openvino(
             model.path, model.bin_path, ovpool_pooling, getattr(args, "threads", None),
             performance_counters=bool(getattr(args, "profile", False)))
         order = [self.compiled.input_index(info.names, info.layer.name)

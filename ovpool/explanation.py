@@ -310,13 +310,12 @@ def explain(op, input_shape, version=None, dialect=None, **attributes):
 # ---- layers of a model ---------------------------------------------------------------------
 
 def _ir_layer_attributes(layer):
-    from .ops.pooling import _window_attributes
+    from .ops.pooling import layer_attributes
 
-    window = _window_attributes(layer, has_dilations=(layer.type == "MaxPool" and layer.opset >= 8)
-                                or (layer.type == "AvgPool" and layer.opset >= 16))
+    values, window = layer_attributes(layer)
     attributes = {k: v for k, v in window.items() if v is not None}
     if layer.type == "AvgPool":
-        attributes["exclude_pad"] = layer.attributes.bool("exclude-pad")
+        attributes["exclude_pad"] = values["exclude-pad"]
     return attributes
 
 

@@ -122,7 +122,7 @@ class _Layer:
 
 def _ir_layer(layer, constants):
     from .ops import lookup
-    from .ops.pooling import _window_attributes
+    from .ops.pooling import layer_attributes
 
     op = lookup(layer)(layer)
     kind = {"AvgPool": "avg", "MaxPool": "max"}.get(layer.type, "adaptive")
@@ -134,9 +134,8 @@ def _ir_layer(layer, constants):
         sizes = tuple(int(v) for v in np.asarray(constants[0]).reshape(-1))
         return _Layer(layer.name, layer.type, layer.version, kind, reference,
                       adaptive_size=sizes)
-    window = _window_attributes(layer, has_dilations=layer.opset >= (16 if kind == "avg" else 8))
-    rule = pooling.avg_divisor_rule(layer.attributes.bool("exclude-pad")) if kind == "avg" \
-        else None
+    values, window = layer_attributes(layer)
+    rule = pooling.avg_divisor_rule(values["exclude-pad"]) if kind == "avg" else None
     rounding, auto_pad = window.pop("rounding_type"), window.pop("auto_pad")
     window["auto_pad"] = auto_pad
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _rules, pooling
 from ._shapes import AxisWindow, check_input_shape, normalize_per_axis
+from ._vocabulary import ONNX_AUTO_PADS
 from .errors import BadAttributeError, BadDtypeError, OvpoolError
 
 __all__ = [
@@ -180,7 +181,7 @@ def resolve_windows(version, shape, kernel_shape, auto_pad="NOTSET", ceil_mode=0
     if not isinstance(auto_pad, str):
         raise BadAttributeError(
             f"{version.name}: attribute 'auto_pad' is {auto_pad!r}; expected one of "
-            "NOTSET, SAME_UPPER, SAME_LOWER, VALID")
+            f"{', '.join(ONNX_AUTO_PADS)}")
     mode = _rules.parse_onnx_auto_pad(version.name, auto_pad)
     ceil_mode = _flag(version, "ceil_mode", ceil_mode)
     both = normalize_per_axis("pads", pads, 2 * rank, default=0, minimum=0)

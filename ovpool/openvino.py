@@ -1,10 +1,11 @@
 """The OpenVINO bridge: ovpool's pooling kernels as OpenVINO operations.
 
 OpenVINO stays optional: importing this module does not import ``openvino``; the operation
-classes are built on first use. The module is named after what it bridges to; inside it,
+classes live in :mod:`ovpool._openvino_ops`, imported on first use. The module is named after what it bridges to; inside it,
 ``import openvino`` still means the installed package, because Python 3 imports are absolute.
 
-Three kinds of classes, all ``openvino.Op`` subclasses:
+Three kinds of classes, all ``openvino.Op`` subclasses, one per version in ovpool's table of op
+versions (:mod:`ovpool._opschema`):
 
 * **Execution ops**, the "ovpool" opset: ``AvgPool``, ``MaxPool``, ``AdaptiveAvgPool`` and
   ``AdaptiveMaxPool`` with ``version="ovpool"`` and the attributes (and semantics) of AvgPool-16,
@@ -29,9 +30,12 @@ execution ops therefore carry a type info OpenVINO does not know. See README, "O
 Attribute parsing, validation and shape inference are those of ovpool's IR runtime
 (:mod:`ovpool.ops.pooling`, built on :mod:`ovpool._shapes`): each node builds the runtime's op
 from its attributes, once.
+
+:func:`compile_with_openvino` runs a whole IR with OpenVINO's CPU plugin (ovpool's pooling
+inside, or OpenVINO's own) behind an :class:`OpenVINORunner`; the CLI's ``--engine openvino``
+uses it. (:func:`ovpool.compile_model` is ovpool's own runtime.)
 """
 
-import contextlib
 import functools
 import importlib.util
 import os
@@ -41,15 +45,12 @@ import threading
 import numpy as np
 
 from ._limits import check_allocation
-from .config import get_num_threads
-from .errors import BadArgumentError, OvpoolError, UnsupportedError
-from .ir.element_types import dtype_for
-from .ir.model import Attributes, Layer, Port
-from .ops import OVPOOL_ONLY, Spec, lookup
+from ._opschema import OPENVINO_OPS, OVPOOL_ONLY
+from .errors import BadArgumentError, UnsupportedError
 
 __all__ = ["OPS", "OPSET", "ONNX_OPS", "IMPLEMENTATIONS", "available", "op_classes",
            "add_extensions", "onnx_extensions", "replace_pooling", "extension_path",
-           "Extensions", "compile_model", "CompiledModel", "INSTALL_HINT", "BUILD_HINT"]
+           "Extensions", "compile_with_openvino", "OpenVINORunner", "INSTALL_HINT", "BUILD_HINT"]
 
 INSTALL_HINT = "install it with: pip install 'ovpool[openvino]' (or pip install openvino)"
 BUILD_HINT = "build it with: ovpool build-extension (needs the openvino package, cmake and a C++17 compiler)"
@@ -58,56 +59,12 @@ BUILD_HINT = "build it with: ovpool build-extension (needs the openvino package,
 # native library when it is built for the installed OpenVINO.
 IMPLEMENTATIONS = ("auto", "native", "python")
 
-# Attributes in the order OpenVINO's own ops visit them (so save_model writes them in the same
-# order), with defaults whose Python types tell OpenVINO's attribute visitor the C++ type to
-# read: a list of ints, a bool, a string or an int. _NONE marks a list attribute the IR does
-# not have (the visitor refuses empty lists and int arrays, and leaves a value alone when the
-# IR lacks the attribute); absent attributes are neither handed to ovpool's op factory, which
-# then applies its default or reports them missing, nor written back.
-_NONE = [np.iinfo(np.int64).min]
-_AVG = {"kernel": _NONE, "strides": _NONE, "pads_begin": _NONE, "pads_end": _NONE,
-        "exclude-pad": False, "auto_pad": "explicit", "rounding_type": "floor"}
-_MAX1 = {"strides": _NONE, "pads_begin": _NONE, "pads_end": _NONE, "kernel": _NONE,
-         "rounding_type": "floor", "auto_pad": "explicit"}
-_MAX8 = {"strides": _NONE, "dilations": _NONE, "pads_begin": _NONE, "pads_end": _NONE,
-         "kernel": _NONE, "rounding_type": "floor", "auto_pad": "explicit",
-         "index_element_type": "i64", "axis": 0}
-# The native ops the bridge takes over: their attributes, and the execution op standing in.
-_NATIVE = {
-    ("AvgPool", 1): _AVG,
-    ("AvgPool", 14): _AVG,
-    ("AvgPool", 16): {**_AVG, "dilations": _NONE},
-    ("MaxPool", 1): _MAX1,
-    ("MaxPool", 8): _MAX8,
-    ("MaxPool", 14): _MAX8,
-    ("AdaptiveAvgPool", 8): {},
-    ("AdaptiveMaxPool", 8): {"index_element_type": "i64"},
-}
-OPS = tuple(f"{name}-{opset}" for name, opset in _NATIVE)
-
-# ONNX's pooling attributes, spelled and defaulted as in the operator specs (see
-# ovpool.ops.onnx_pooling), in the order ONNX lists them.
-_ONNX_AVG = {"auto_pad": "NOTSET", "ceil_mode": 0, "count_include_pad": 0, "dilations": _NONE,
-             "kernel_shape": _NONE, "pads": _NONE, "strides": _NONE}
-_ONNX_MAX = {"auto_pad": "NOTSET", "ceil_mode": 0, "dilations": _NONE, "kernel_shape": _NONE,
-             "pads": _NONE, "storage_order": 0, "strides": _NONE}
-# The ONNX operators whose conversion ovpool takes over, and the ovpool op standing in.
-_ONNX_CONVERSIONS = {"AveragePool": "OnnxAveragePool", "MaxPool": "OnnxMaxPool"}
-ONNX_OPS = tuple(_ONNX_CONVERSIONS)
+# The native op versions the bridge takes over (ovpool._opschema has their attributes).
+OPS = tuple(f"{name}-{opset}" for name, opset in OPENVINO_OPS)
+# The ONNX operators whose conversion ovpool takes over.
+ONNX_OPS = tuple(version.converts for version in OVPOOL_ONLY.values())
 
 OPSET = "ovpool"
-# Execution ops: attributes and input / output counts. The first four have the semantics of
-# the newest native version of their op (every native version above is a special case); the
-# Onnx* ops have ONNX's (ovpool.ops.onnx_pooling).
-_EXECUTION = {
-    "AvgPool": (_NATIVE[("AvgPool", 16)], 1, 1),
-    "MaxPool": (_MAX8, 1, 2),
-    "AdaptiveAvgPool": ({}, 2, 1),
-    "AdaptiveMaxPool": (_NATIVE[("AdaptiveMaxPool", 8)], 2, 2),
-    "OnnxAveragePool": (_ONNX_AVG, 1, 1),
-    "OnnxMaxPool": (_ONNX_MAX, 1, 2),
-}
-assert set(OVPOOL_ONLY) <= set(_EXECUTION)
 
 
 def available():
@@ -115,36 +72,14 @@ def available():
     return importlib.util.find_spec("openvino") is not None
 
 
-# The CPUs this process may use, read before OpenVINO pins any thread.
-_PROCESS_CPUS = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-
-
-@contextlib.contextmanager
-def _unpinned():
-    """Let the kernels' threads use every CPU of the process while the calling thread runs
-    them. OpenVINO's CPU plugin pins the thread that runs a node to one core
-    (ENABLE_CPU_PINNING), and OpenMP threads started from it inherit that mask: ovpool's
-    second kernel thread then shared the first one's core (adaptive pooling case 7 took
-    12.7 ms inside OpenVINO instead of 6.8 ms)."""
-    pinned = None
-    if _PROCESS_CPUS is not None and get_num_threads() > 1:
-        mask = os.sched_getaffinity(0)
-        if mask != _PROCESS_CPUS:
-            pinned = mask
-            os.sched_setaffinity(0, _PROCESS_CPUS)
-    try:
-        yield
-    finally:
-        if pinned is not None:
-            os.sched_setaffinity(0, pinned)
-
-
-def _openvino():
+def _openvino(needed_by="the OpenVINO bridge", hint=INSTALL_HINT):
+    """The openvino package, or an UnsupportedError saying who needs it and how to install it."""
     try:
         import openvino
+        import openvino.utils  # noqa: F401 - native/build.py reads its CMake path
     except ImportError as error:
-        raise UnsupportedError(f"the OpenVINO bridge needs the openvino package ({error}); "
-                               f"{INSTALL_HINT}") from None
+        raise UnsupportedError(f"{needed_by} needs the openvino package ({error}); "
+                               f"{hint}") from None
     return openvino
 
 
@@ -152,46 +87,17 @@ def _select(ops):
     """``ops`` (None: all) as a list of (type, opset) keys. Names are ``"MaxPool-8"`` or a
     bare type (``"MaxPool"``: every version ovpool provides)."""
     if ops is None:
-        return list(_NATIVE)
+        return list(OPENVINO_OPS)
     if isinstance(ops, str):
         ops = [ops]
     keys = []
     for name in ops:
-        matched = [key for key in _NATIVE if name in (key[0], f"{key[0]}-{key[1]}")]
+        matched = [key for key in OPENVINO_OPS if name in (key[0], f"{key[0]}-{key[1]}")]
         if not isinstance(name, str) or not matched:
             raise BadArgumentError(f"unknown ovpool OpenVINO op {name!r}; expected one of "
                                    f"{', '.join(OPS)} or a type name such as 'MaxPool'")
         keys.extend(k for k in matched if k not in keys)
     return keys
-
-
-def _absent(value):
-    return isinstance(value, list) and value == _NONE
-
-
-def _attribute_text(value):
-    """An attribute value as IR XML writes it, which is what ovpool's op factories parse."""
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return ",".join(str(int(v)) for v in value)
-    return str(value)
-
-
-def _element_dtype(element_type):
-    """The numpy dtype of an OpenVINO element type; ovpool's bf16 is ml_dtypes.bfloat16."""
-    return dtype_for(element_type.get_type_name())
-
-
-def _tensor_array(tensor):
-    """A numpy view of an ``openvino.Tensor``'s memory with the right dtype (no copy).
-
-    ``Tensor.data`` shows bf16 memory as float16; it is reinterpreted as ml_dtypes.bfloat16,
-    which ovpool's kernels recognise.
-    """
-    data = tensor.data
-    dtype = _element_dtype(tensor.get_element_type())
-    return data if data.dtype == dtype else data.view(dtype)
 
 
 def _context(type_name, version, name):
@@ -223,266 +129,18 @@ def _raised_since(count):
         return _RAISED["error"] if _RAISED["count"] != count else None
 
 
-def _ovpool_op(type_name, version, attributes, name, n_inputs, n_outputs):
-    """ovpool's IR-runtime op for these attributes; it parses and validates them. ``version``
-    is the IR's: ``"opset8"`` for a native op, :data:`OPSET` for an execution op."""
-    texts = {k: _attribute_text(v) for k, v in attributes.items() if not _absent(v)}
-    layer = Layer(id=name, name=name, type=type_name, version=version,
-                  attributes=Attributes(texts),
-                  inputs=tuple(Port(i, ()) for i in range(n_inputs)),
-                  outputs=tuple(Port(n_inputs + i, ()) for i in range(n_outputs)))
-    try:
-        return lookup(layer)(layer)
-    except OvpoolError as error:
-        raise _recorded(error.with_context(_context(type_name, version, name))) from None
-
-
-@functools.lru_cache(maxsize=None)
-def op_classes():
-    """{"AvgPool": class, ...}: the execution ops of the "ovpool" opset, built on first use."""
-    return {name: _execution_class(name) for name in _EXECUTION}
-
-
-@functools.lru_cache(maxsize=None)
-def _reader_classes():
-    return {(name, opset): _reader_class(name, opset) for name, opset in _NATIVE}
-
-
-def _execution_class(type_name):
-    ov = _openvino()
-    defaults, n_inputs, n_outputs = _EXECUTION[type_name]
-    ov_index_types = {np.dtype(np.int32): ov.Type.i32, np.dtype(np.int64): ov.Type.i64}
-
-    class ExecutionOp(ov.Op):
-        class_type_info = ov.DiscreteTypeInfo(type_name, OPSET)
-
-        def __init__(self, inputs=None, attributes=None):
-            # OpenVINO's OpExtension calls this without arguments, then sets the inputs, visits
-            # the attributes read from the IR and validates.
-            super().__init__(self)
-            # Built empty by OpExtension, the first visit reads every attribute from the IR.
-            self._reading = attributes is None
-            self._attributes = {**defaults, **(attributes or {})}
-            self._op = None
-            self._out_shapes = {}
-            self._indices_read = None
-            if inputs is not None:
-                self.set_arguments(inputs)
-                self.constructor_validate_and_infer_types()
-
-        def get_type_info(self):
-            return type(self).class_type_info
-
-        @property
-        def attributes(self):
-            """The attributes, as ``get_attributes()`` of OpenVINO's native ops gives them."""
-            return {k: v for k, v in self._attributes.items() if not _absent(v)}
-
-        def visit_attributes(self, visitor):
-            # The visitor does not say whether it reads (read_model) or writes (save_model,
-            # clone); both leave the dict holding the current values. Only a node built empty
-            # by OpExtension reads, and absent attributes are never written.
-            values = {k: v for k, v in self._attributes.items()
-                      if self._reading or not _absent(v)}
-            visitor.on_attributes(values)
-            self._reading = False
-            values = {**self._attributes, **values}
-            if values != self._attributes:
-                self._attributes = values
-                self._op, self._out_shapes = None, {}
-            return True
-
-        def _ovpool_op(self):
-            if self._op is None:
-                self._op = _ovpool_op(type_name, OPSET, self._attributes,
-                                      self.get_friendly_name(), n_inputs, n_outputs)
-            return self._op
-
-        def _raise(self, error):
-            context = _context(type_name, OPSET, self.get_friendly_name())
-            if error.context and context in error.context:
-                return _recorded(error)     # raised by _ovpool_op, which named the layer
-            return _recorded(error.with_context(context))
-
-        def _input_specs(self):
-            shape = self.get_input_partial_shape(0)
-            dims = None if shape.rank.is_dynamic else tuple(
-                d.get_length() if d.is_static else None for d in shape)
-            specs = [Spec(dims, _element_dtype(self.get_input_element_type(0)))]
-            if n_inputs == 2:
-                specs.append(self._output_size_spec())
-            return specs
-
-        def _output_size_spec(self):
-            # The output size is usually a Constant; otherwise only the output rank is known.
-            source = self.input_value(1).get_node()
-            value = None
-            if source.get_type_name() == "Constant":
-                value = np.asarray(source.get_data())
-            dtype = _element_dtype(self.get_input_element_type(1))
-            return Spec(None if value is None else value.shape, dtype, value)
-
-        def validate_and_infer_types(self):
-            try:
-                specs = self._ovpool_op().infer(*self._input_specs())
-            except OvpoolError as error:
-                raise self._raise(error) from None
-            if n_inputs == 2 and specs[0].shape is None:
-                specs = self._adaptive_rank_only(specs)
-            element_type = self.get_input_element_type(0)
-            for index, spec in enumerate(specs):
-                shape = ov.PartialShape.dynamic() if spec.shape is None else ov.PartialShape(
-                    [ov.Dimension() if d is None else ov.Dimension(d) for d in spec.shape])
-                self.set_output_type(index, element_type if index == 0 else
-                                     ov_index_types[spec.dtype], shape)
-
-        def _adaptive_rank_only(self, specs):
-            # Data rank unknown but the output-size input has a static length: the output rank
-            # is 2 + that length, as OpenVINO's own adaptive ops infer.
-            sizes = self.get_input_partial_shape(1)
-            if sizes.rank.is_static and sizes.rank.get_length() == 1 and sizes[0].is_static:
-                shape = (None,) * (2 + sizes[0].get_length())
-                return [Spec(shape, s.dtype) for s in specs]
-            return specs
-
-        def clone_with_new_inputs(self, new_inputs):
-            clone = type(self)(new_inputs, self._attributes)
-            clone.set_friendly_name(self.get_friendly_name())
-            return clone
-
-        def has_evaluate(self):
-            return True
-
-        def _output_shape(self, arrays):
-            key = (arrays[0].shape, *(tuple(a.reshape(-1).tolist()) for a in arrays[1:]))
-            shape = self._out_shapes.get(key)
-            if shape is None:
-                specs = [Spec(a.shape, a.dtype, a if i else None) for i, a in enumerate(arrays)]
-                shape = self._out_shapes[key] = self._ovpool_op().infer(*specs)[0].shape
-            return shape
-
-        def _indices_used(self):
-            # Asked of the node the plugin runs, whose graph no longer changes.
-            if self._indices_read is None:
-                self._indices_read = bool(self.output(1).get_target_inputs())
-            return self._indices_read
-
-        def evaluate(self, outputs, inputs):
-            # By index: iterating OpenVINO's TensorVector costs ~100 us per call.
-            arrays = [_tensor_array(inputs[i]) for i in range(len(inputs))]
-            try:
-                shape = self._output_shape(arrays)
-                results = []
-                for tensor in (outputs[i] for i in range(len(outputs))):
-                    # The numpy view's shape: reading Tensor.shape costs ~70 us per call.
-                    result = _tensor_array(tensor)
-                    if result.shape != shape:
-                        # Dynamic models hand over output tensors of a placeholder shape;
-                        # set_shape reallocates them before ovpool writes into their memory.
-                        tensor.shape = list(shape)
-                        result = _tensor_array(tensor)
-                    results.append(result)
-                op = self._ovpool_op()
-                with _unpinned():
-                    if len(results) == 2 and self._indices_used():
-                        op.run(*arrays, out=results[0], out_indices=results[1])
-                    else:
-                        # Single-output ops, or a max pool whose indices nothing reads: the
-                        # CPU plugin may still hand over an indices tensor, left unwritten.
-                        (op.run_first or op.run)(*arrays, out=results[0])
-            except OvpoolError as error:
-                raise self._raise(error) from None
-            return True
-
-    ExecutionOp.__name__ = ExecutionOp.__qualname__ = f"Ovpool{type_name}"
-    return ExecutionOp
-
-
-def _execution_attributes(type_name, attributes):
-    """A native op's attributes as its execution op's: the version-specific attributes a
-    version lacks take the values that make it a special case of the latest one."""
-    values = {k: v for k, v in attributes.items() if not _absent(v)}
-    kernel = values.get("kernel")
-    if type_name in ("AvgPool", "MaxPool") and "dilations" not in values and kernel is not None:
-        values["dilations"] = [1] * len(kernel)
-    return values
-
-
-def _replacement(type_name, opset, inputs, attributes, name):
-    """The execution node standing in for a native node with these inputs and attributes."""
-    _, n_inputs, n_outputs = _EXECUTION[type_name]
-    native_outputs = 1 if (type_name, opset) == ("MaxPool", 1) else n_outputs
-    # The native version's own rules first (AvgPool-1 knows no ceil_torch, ...).
-    _ovpool_op(type_name, f"opset{opset}", attributes, name, n_inputs, native_outputs)
-    node = op_classes()[type_name](inputs, _execution_attributes(type_name, attributes))
-    node.set_friendly_name(name)
-    return node, native_outputs
-
-
-def _reader_class(type_name, opset):
-    ov = _openvino()
-    defaults = _NATIVE[(type_name, opset)]
-
-    class Reader(ov.Op):
-        """Builds the execution op for a native layer while ``core.read_model`` reads it."""
-
-        class_type_info = ov.DiscreteTypeInfo(type_name, f"opset{opset}")
-
-        def __init__(self):
-            super().__init__(self)
-            self._attributes = dict(defaults)
-            self._node = None
-            self._n_outputs = 1
-
-        def get_type_info(self):
-            return type(self).class_type_info
-
-        def visit_attributes(self, visitor):
-            values = dict(self._attributes)
-            visitor.on_attributes(values)
-            self._attributes = values
-            return True
-
-        def validate_and_infer_types(self):
-            if self._node is None:
-                self._node, self._n_outputs = _replacement(
-                    type_name, opset, self.input_values(), self._attributes,
-                    self.get_friendly_name())
-
-        def outputs(self):
-            # OpenVINO's OpExtension puts the nodes of these outputs in the graph.
-            return self._node.outputs()[:self._n_outputs]
-
-        def clone_with_new_inputs(self, new_inputs):
-            return self._node.clone_with_new_inputs(new_inputs)
-
-    Reader.__name__ = Reader.__qualname__ = f"Ovpool{type_name}{opset}Reader"
-    return Reader
-
-
-@functools.lru_cache(maxsize=None)
-def _onnx_conversion(onnx_type):
-    """OpenVINO's ONNX frontend extension turning ``onnx_type`` nodes into ovpool ops."""
+def _ops():
+    """The module of the op classes, imported on first use (it imports openvino)."""
     _openvino()
-    from openvino.frontend.onnx import ConversionExtension
+    from . import _openvino_ops
 
-    type_name = _ONNX_CONVERSIONS[onnx_type]
-    defaults = _EXECUTION[type_name][0]
+    return _openvino_ops
 
-    def convert(node):
-        # The node's attributes as written in the ONNX model; absent ones keep ONNX's defaults.
-        attributes = {name: node.get_attribute(name) for name in defaults
-                      if node.has_attribute(name)}
-        for name, value in attributes.items():
-            if isinstance(value, (list, tuple)):
-                attributes[name] = [int(v) for v in value]
-        # Errors name the attribute; OpenVINO adds the ONNX node they come from.
-        op = op_classes()[type_name]([node.get_input(0)], attributes)
-        # The frontend maps the node's outputs in order: an ONNX MaxPool without the Indices
-        # output uses the values output only.
-        return op.outputs()
 
-    return ConversionExtension(onnx_type, convert)
+def op_classes():
+    """{"AvgPool": class, ...}: the execution ops of the "ovpool" opset (one class per op, its
+    newest version; see :mod:`ovpool._openvino_ops`)."""
+    return _ops().EXECUTION_OPS
 
 
 def onnx_extensions(ops=None):
@@ -500,10 +158,10 @@ def onnx_extensions(ops=None):
     """
     names = list(ONNX_OPS) if ops is None else [ops] if isinstance(ops, str) else list(ops)
     for name in names:
-        if name not in _ONNX_CONVERSIONS:
+        if name not in ONNX_OPS:
             raise BadArgumentError(f"unknown ONNX pooling operator {name!r}; expected one of "
                                    f"{', '.join(ONNX_OPS)}")
-    return [_onnx_conversion(name) for name in names]
+    return [_ops().onnx_conversion(name) for name in names]
 
 
 def extension_path():
@@ -600,7 +258,7 @@ def add_extensions(core, ops=None, onnx=True, implementation="auto"):
         return Extensions(taken, "native", path)
     for cls in op_classes().values():
         core.add_extension(cls)
-    readers = _reader_classes()
+    readers = _ops().READERS
     for key in keys:
         core.add_extension(readers[key])
     if onnx:
@@ -635,8 +293,9 @@ def replace_pooling(model, ops=None, implementation="auto"):
         if (info.name, opset) not in keys:
             continue
         if native_path is None:
-            new, count = _replacement(info.name, opset, node.input_values(),
-                                      node.get_attributes(), node.get_friendly_name())
+            new, count = _ops().replacement(OPENVINO_OPS[(info.name, opset)],
+                                            node.input_values(), node.get_attributes(),
+                                            node.get_friendly_name())
         else:
             new, count = _native_replacement(node, native_path)
         for old_output, new_output in zip(node.outputs(), new.outputs()):
@@ -702,7 +361,7 @@ def _native_replacement(node, path):
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
-class CompiledModel:
+class OpenVINORunner:
     """An IR model compiled by OpenVINO's CPU plugin, with or without ovpool's pooling.
 
     ``compiled.infer(arrays)`` takes arrays in ``input_names`` order (or a dict by name) and
@@ -831,11 +490,11 @@ def _last_line(error):
     return lines[-1] if lines else type(error).__name__
 
 
-def compile_model(xml_path, bin_path=None, ovpool_pooling=True, num_threads=None,
-                  implementation="auto", performance_counters=False):
+def compile_with_openvino(xml_path, bin_path=None, ovpool_pooling=True, num_threads=None,
+                          implementation="auto", performance_counters=False):
     """Read and compile an IR with OpenVINO's CPU plugin; ``ovpool_pooling=True`` (the default)
     runs every pooling layer with ovpool's kernels (``implementation`` as for
     :func:`add_extensions`); ``performance_counters=True`` lets ``infer(trace=...)`` report
-    per-node times. Returns a :class:`CompiledModel`."""
-    return CompiledModel(xml_path, bin_path, ovpool_pooling, num_threads, implementation,
+    per-node times. Returns an :class:`OpenVINORunner`."""
+    return OpenVINORunner(xml_path, bin_path, ovpool_pooling, num_threads, implementation,
                          performance_counters)

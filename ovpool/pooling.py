@@ -25,6 +25,8 @@ from ._shapes import (
     resolve_pool_axes,
 )
 from ._limits import check_allocation
+from ._opschema import defaults
+from ._vocabulary import INDEX_TYPE_NAMES
 from .config import get_memory_limit, get_num_threads
 from .errors import (BadArgumentError, BadAttributeError, BadDtypeError, BadShapeError,
                      MemoryLimitError)
@@ -32,8 +34,9 @@ from .errors import (BadArgumentError, BadAttributeError, BadDtypeError, BadShap
 __all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool",
            "avg_pool_windows", "max_pool_windows", "DIVISOR_RULES"]
 
-_INDEX_TYPES = {"i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
-                "int32": np.dtype(np.int32), "int64": np.dtype(np.int64)}
+_INDEX_TYPES = INDEX_TYPE_NAMES
+# The attributes' defaults, those of the newest version of each OpenVINO op.
+_AVG, _MAX, _ADAPTIVE_MAX = (defaults(op) for op in ("AvgPool", "MaxPool", "AdaptiveMaxPool"))
 _SUPPORTED = "float32, float64, float16, bfloat16, int8, uint8, int32, int64"
 
 
@@ -343,7 +346,8 @@ def _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_elemen
 
 
 def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=None,
-             exclude_pad=True, rounding_type="floor", auto_pad="explicit", out=None):
+             exclude_pad=True, rounding_type=_AVG["rounding_type"], auto_pad=_AVG["auto_pad"],
+             out=None):
     """Average pooling with the semantics of OpenVINO AvgPool-16 (-1 and -14 are special cases).
 
     Parameters
@@ -384,7 +388,8 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
 
 
 def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=None,
-             rounding_type="floor", auto_pad="explicit", index_element_type="i64", axis=0,
+             rounding_type=_MAX["rounding_type"], auto_pad=_MAX["auto_pad"],
+             index_element_type=_MAX["index_element_type"], axis=_MAX["axis"],
              return_indices=True, out=None, out_indices=None):
     """Max pooling with the semantics of OpenVINO MaxPool-14 (-1 and -8 are special cases).
 
@@ -437,8 +442,8 @@ def adaptive_avg_pool(x, output_size, out=None):
     return _run_avg(x, storage, out, tables, divisor, out_shape)
 
 
-def adaptive_max_pool(x, output_size, index_element_type="i64", return_indices=True, out=None,
-                      out_indices=None):
+def adaptive_max_pool(x, output_size, index_element_type=_ADAPTIVE_MAX["index_element_type"],
+                      return_indices=True, out=None, out_indices=None):
     """Adaptive max pooling (OpenVINO AdaptiveMaxPool-8), windows as in :func:`adaptive_avg_pool`.
 
     Returns (values, indices) with indices flat within each (n, c) plane, or values only when

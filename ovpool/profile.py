@@ -2,7 +2,7 @@
 
 The per-layer times come from the engines' own traces: ovpool's runtime reports each layer it
 runs (``CompiledModel.infer(trace=...)``, the same trace ``--debug`` prints), OpenVINO its
-performance counters (``ovpool.openvino.CompiledModel.infer(trace=...)``, ovpool's extension
+performance counters (``ovpool.openvino.OpenVINORunner.infer(trace=...)``, ovpool's extension
 nodes included). Both hand :class:`LayerTime` records to :meth:`Profile.trace`.
 """
 

@@ -32,6 +32,7 @@ from . import _rules
 from ._atomic import _fsync_directory, _same_file, signals_held, sigterm_as_exit
 from ._inputfiles import read_npy_header
 from ._limits import check_allocation
+from ._vocabulary import INDEX_TYPES, index_dtype
 from .errors import BadArgumentError, BadShapeError, OvpoolError, UnsupportedError
 
 __all__ = ["NpyInput", "read_npy_header", "BatchPlan", "plan_batches", "run_chunk",
@@ -180,8 +181,8 @@ def plan_batches(model, inputs, output_names, batch_size):
             name = output_names[consumer]
             index_outputs[name] = math.prod(d.min for d in dims)
             index_type = "i64" if layer.type == "OnnxMaxPool" else \
-                layer.attributes.choice("index_element_type", ("i32", "i64"), "i64")
-            index_dtypes[name] = np.dtype(np.int32 if index_type == "i32" else np.int64)
+                layer.attributes.choice("index_element_type", tuple(INDEX_TYPES), "i64")
+            index_dtypes[name] = index_dtype(index_type)
     return BatchPlan(static.pop() if static else None, index_outputs, index_dtypes)
 
 

@@ -24,6 +24,7 @@ from openvino import opset1, opset8, opset14, opset16
 
 import ovpool
 import ovpool.openvino as bridge
+from ovpool import _openvino_ops
 from ovpool.errors import OvpoolError
 
 import onnx_oracle
@@ -347,11 +348,10 @@ def test_add_extensions_says_which_implementation_runs(tmp_path):
     assert bridge.add_extensions(ov.Core(), implementation="python").implementation == "python"
     with pytest.raises(OvpoolError, match="implementation='bogus'"):
         bridge.add_extensions(ov.Core(), implementation="bogus")
-    compiled = bridge.compile_model(os.path.join(ROOT, "samples", "models", "max_pool_8.xml"),
-                                    implementation="python")
+    path = os.path.join(ROOT, "samples", "models", "max_pool_8.xml")
+    compiled = bridge.compile_with_openvino(path, implementation="python")
     assert compiled.implementation == "python"
-    assert bridge.compile_model(os.path.join(ROOT, "samples", "models", "max_pool_8.xml"),
-                                ovpool_pooling=False).implementation is None
+    assert bridge.compile_with_openvino(path, ovpool_pooling=False).implementation is None
 
 
 def test_save_model_writes_ovpool_layers_that_read_back_unchanged(cores, tmp_path):
@@ -647,9 +647,9 @@ def test_kernels_run_unpinned_when_openvino_pinned_the_thread():
     seen = []
     os.sched_setaffinity(0, one)           # as OpenVINO's ENABLE_CPU_PINNING leaves it
     try:
-        with ovpool.num_threads(2), bridge._unpinned():
+        with ovpool.num_threads(2), _openvino_ops._unpinned():
             seen.append(os.sched_getaffinity(0))
-        with ovpool.num_threads(1), bridge._unpinned():
+        with ovpool.num_threads(1), _openvino_ops._unpinned():
             seen.append(os.sched_getaffinity(0))
         seen.append(os.sched_getaffinity(0))
     finally:

@@ -60,7 +60,7 @@ def test_memory_limit_covers_static_tensors_in_openvino():
     ovpool.set_memory_limit(40 << 10)
     try:
         with pytest.raises(MemoryLimitError, match="49152 bytes"):
-            bridge.compile_model(os.path.join(MODELS, "resnet_stem.xml"))
+            bridge.compile_with_openvino(os.path.join(MODELS, "resnet_stem.xml"))
     finally:
         ovpool.set_memory_limit(previous)
 
@@ -70,7 +70,7 @@ def test_errors_inside_openvino_are_shown_by_their_message(tmp_path):
                     'storage_order="2"')
     # ovpool's bridge raises inside OpenVINO: the error it raised comes out, whole
     with pytest.raises(BadAttributeError) as info:
-        bridge.compile_model(path, implementation="python")
+        bridge.compile_with_openvino(path, implementation="python")
     message = str(info.value)
     assert message.count("ovpool's OpenVINO bridge") == 1, message
     assert "'storage_order' is '2'" in message and ".py(" not in message
@@ -78,12 +78,12 @@ def test_errors_inside_openvino_are_shown_by_their_message(tmp_path):
     path = _variant(tmp_path, "ovpool_onnx_max_pool_storage_order", 'storage_order="1"',
                     'storage_order="yes"')
     with pytest.raises(UnsupportedError) as info:
-        bridge.compile_model(path, implementation="python")
+        bridge.compile_with_openvino(path, implementation="python")
     assert str(info.value).endswith("Cannot parse 'yes' to number"), str(info.value)
 
 
 def test_compiled_model_is_safe_to_call_from_several_threads():
-    compiled = bridge.compile_model(os.path.join(MODELS, "max_pool_14.xml"))
+    compiled = bridge.compile_with_openvino(os.path.join(MODELS, "max_pool_14.xml"))
     rng = np.random.default_rng(4)
     inputs = [rng.standard_normal((2, 3, 5, 7)).astype(np.float32) for _ in range(8)]
     expected = [compiled.infer([x]) for x in inputs]

@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 from ..errors import UnsupportedError
+from ..openvino import _openvino as _require_openvino
 
 __all__ = ["build", "build_info", "library_path", "same_release", "LIBRARY_NAME"]
 
@@ -28,13 +29,8 @@ LIBRARY_NAME = {"win32": "ovpool_extension.dll", "darwin": "libovpool_extension.
 
 
 def _openvino():
-    try:
-        import openvino
-        import openvino.utils
-    except ImportError as error:
-        raise UnsupportedError(f"building ovpool's OpenVINO extension needs the openvino package "
-                               f"({error}); install it with: pip install openvino") from None
-    return openvino
+    return _require_openvino("building ovpool's OpenVINO extension",
+                             "install it with: pip install openvino")
 
 
 def _cmake():

@@ -1,11 +1,14 @@
 """The ops ovpool executes, keyed by (type, opset) as they appear in IR files.
 
 Adding an op: write one function ``f(layer) -> Op`` (see :mod:`ovpool.ops._base`) in the
-module of its family and list it here.
+module of its family and list it here. The pooling ops' versions are listed once, in
+:mod:`ovpool._opschema`; a new version there runs with its op's builder.
 """
 
 import dataclasses
 
+from .._opschema import OPENVINO_OPS, OVPOOL_OPSET
+from .._opschema import OVPOOL_ONLY as _OVPOOL_ONLY_VERSIONS
 from . import elementwise, graph, onnx_pooling, pooling, reduce, shape
 from ._base import Op, Spec
 
@@ -15,14 +18,7 @@ REGISTRY = {
     ("Parameter", 1): graph.parameter,
     ("Const", 1): graph.const,
     ("Result", 1): graph.result,
-    ("AvgPool", 1): pooling.avg_pool,
-    ("AvgPool", 14): pooling.avg_pool,
-    ("AvgPool", 16): pooling.avg_pool,
-    ("MaxPool", 1): pooling.max_pool,
-    ("MaxPool", 8): pooling.max_pool,
-    ("MaxPool", 14): pooling.max_pool,
-    ("AdaptiveAvgPool", 8): pooling.adaptive_avg_pool,
-    ("AdaptiveMaxPool", 8): pooling.adaptive_max_pool,
+    **{key: pooling.BUILDERS[key[0]] for key in OPENVINO_OPS},
     ("Convert", 1): elementwise.convert,
     ("ConvertLike", 1): elementwise.convert_like,
     ("Abs", 1): elementwise.abs_,
@@ -55,11 +51,9 @@ def supported_versions(op_type):
 
 
 # The "ovpool" opset (layers with version="ovpool"), which the OpenVINO bridge writes (see
-# ovpool.openvino). AvgPool, MaxPool, AdaptiveAvgPool and AdaptiveMaxPool carry the attributes
-# and semantics of the newest native version of their op; the Onnx* ops carry ONNX's.
-OVPOOL_OPSET = {"AvgPool": 16, "MaxPool": 14, "AdaptiveAvgPool": 8, "AdaptiveMaxPool": 8}
-OVPOOL_ONLY = {"OnnxAveragePool": onnx_pooling.average_pool,
-               "OnnxMaxPool": onnx_pooling.max_pool}
+# ovpool.openvino): OVPOOL_OPSET maps the ops standing for a native op to the native version
+# whose attributes and semantics they carry; OVPOOL_ONLY has the Onnx* ops, which carry ONNX's.
+OVPOOL_ONLY = {name: onnx_pooling.BUILDERS[name] for name in _OVPOOL_ONLY_VERSIONS}
 
 
 def lookup(layer):

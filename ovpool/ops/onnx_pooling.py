@@ -22,41 +22,15 @@ older version is a special case of them, with the same windows for the same attr
 import numpy as np
 
 from .. import onnx
-from ..errors import BadAttributeError
+from .._opschema import ONNX_OPSET, version
 from ._base import Op, Spec
-from .pooling import _check_rank, _per_axis_attribute
-
-# The newest version of both operators; its attributes and element types apply.
-ONNX_OPSET = 22
-_AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+from .pooling import _check_rank
 
 
-def _flag(attributes, name):
-    return attributes.choice(name, ("0", "1"), "0") == "1"
 
-
-def _auto_pad(attributes):
-    # auto_pad="" is NOTSET, as in onnxruntime, OpenVINO's ONNX frontend and the onnx checker
-    value = attributes.get("auto_pad", "NOTSET").strip() or "NOTSET"
-    if value.upper() not in _AUTO_PADS:
-        raise BadAttributeError(f"attribute 'auto_pad' is {value!r}; expected one of "
-                                f"{', '.join(_AUTO_PADS)}")
-    return value.strip().upper()
-
-
-def _onnx_attributes(layer, flags):
-    attributes = layer.attributes
-    values = dict(
-        kernel_shape=_per_axis_attribute(attributes, "kernel_shape"),
-        strides=_per_axis_attribute(attributes, "strides", None),
-        pads=_per_axis_attribute(attributes, "pads", None),
-        dilations=_per_axis_attribute(attributes, "dilations", None),
-        auto_pad=_auto_pad(attributes),
-        ceil_mode=int(_flag(attributes, "ceil_mode")),
-    )
-    for name in flags:
-        values[name] = int(_flag(attributes, name))
-    return values
+def _onnx_attributes(layer):
+    """The layer's ONNX attributes (:mod:`ovpool._opschema`), as :mod:`ovpool.onnx` takes them."""
+    return version(layer.type, "ovpool").read(layer.attributes)
 
 
 def _stand_in_length(attributes):
@@ -87,7 +61,7 @@ def _check_dtype(operator, dtype):
 
 def average_pool(layer):
     """OnnxAveragePool: ONNX AveragePool (count_include_pad, ceil_mode, dilations, ...)."""
-    attributes = _onnx_attributes(layer, ("count_include_pad",))
+    attributes = _onnx_attributes(layer)
 
     def infer(data):
         _check_dtype("AveragePool", data.dtype)
@@ -101,7 +75,7 @@ def average_pool(layer):
 
 def max_pool(layer):
     """OnnxMaxPool: ONNX MaxPool with its Indices output (int64, storage_order honoured)."""
-    attributes = _onnx_attributes(layer, ("storage_order",))
+    attributes = _onnx_attributes(layer)
 
     def infer(data):
         _check_dtype("MaxPool", data.dtype)
@@ -117,3 +91,7 @@ def max_pool(layer):
                              **attributes)
 
     return Op(infer, run, run_first)
+
+
+# The builder of each of these ops in ovpool._opschema.
+BUILDERS = {"OnnxAveragePool": average_pool, "OnnxMaxPool": max_pool}

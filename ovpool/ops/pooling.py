@@ -1,52 +1,30 @@
 """AvgPool-1/14/16, MaxPool-1/8/14, AdaptiveAvgPool-8, AdaptiveMaxPool-8, through ovpool.pooling.
 
-Version differences are data: which rounding types an opset knows, whether it has dilations,
-and whether MaxPool has the indices output.
+Version differences are data (:mod:`ovpool._opschema`): which rounding types an opset knows,
+whether it has dilations, and whether MaxPool has the indices output.
 
 Every ``run`` also takes ``out=`` (and ``out_indices=``): the OpenVINO bridge
 (:mod:`ovpool.openvino`) builds these same ops from an OpenVINO node's attributes, so the
 attribute translation exists once, and passes the output tensors' memory to write into.
 """
 
-import numpy as np
-
 from .. import pooling
-from .._shapes import (AUTO_PADS, adaptive_output_shape, check_exclude_pad_pads, normalize_per_axis,
+from .._opschema import version
+from .._shapes import (adaptive_output_shape, check_exclude_pad_pads, normalize_per_axis,
                        pool_output_shape)
-from .._limits import MAX_RANK
-from ..errors import BadAttributeError, BadShapeError
+from .._vocabulary import index_dtype
+from ..errors import BadShapeError
 from ._base import Op, Spec, const_ints, run_ints
 
-_ROUNDING = {1: ("floor", "ceil"), 8: ("floor", "ceil"), 14: ("floor", "ceil", "ceil_torch"),
-             16: ("floor", "ceil", "ceil_torch")}
-_IR_AUTO_PADS = AUTO_PADS + ("notset",)
-_INDEX_TYPES = ("i32", "i64")
-_REQUIRED_MARK = object()
+_WINDOW = ("kernel", "strides", "pads_begin", "pads_end", "dilations", "rounding_type",
+           "auto_pad")
 
 
-# numpy arrays have at most 64 dimensions, so no pooling attribute has more values than this.
-_MAX_AXES = MAX_RANK
-
-
-def _per_axis_attribute(attributes, name, default=_REQUIRED_MARK):
-    values = attributes.ints(name) if default is _REQUIRED_MARK else attributes.ints(name, default)
-    if values is not None and len(values) > _MAX_AXES:
-        raise BadAttributeError(f"attribute '{name}' has {len(values)} values; a shape has at "
-                                f"most {_MAX_AXES} axes")
-    return values
-
-
-def _window_attributes(layer, has_dilations):
-    attributes = layer.attributes
-    return dict(
-        kernel=_per_axis_attribute(attributes, "kernel"),
-        strides=_per_axis_attribute(attributes, "strides"),
-        pads_begin=_per_axis_attribute(attributes, "pads_begin"),
-        pads_end=_per_axis_attribute(attributes, "pads_end"),
-        dilations=_per_axis_attribute(attributes, "dilations", None) if has_dilations else None,
-        rounding_type=attributes.choice("rounding_type", _ROUNDING[layer.opset], "floor"),
-        auto_pad=attributes.choice("auto_pad", _IR_AUTO_PADS, "explicit"),
-    )
+def layer_attributes(layer):
+    """The layer's attributes as its op version has them (:mod:`ovpool._opschema`), and its
+    window attributes as :mod:`ovpool.pooling` takes them (no dilations: None)."""
+    values = version(layer.type, layer.opset).read(layer.attributes)
+    return values, {name: values.get(name) for name in _WINDOW}
 
 
 def _check_rank(shape, what="input"):
@@ -78,8 +56,8 @@ def _pooled_shape(shape, window):
 
 def avg_pool(layer):
     """AvgPool-1/14 (no dilations) and AvgPool-16."""
-    window = _window_attributes(layer, has_dilations=layer.opset >= 16)
-    exclude_pad = layer.attributes.bool("exclude-pad")
+    values, window = layer_attributes(layer)
+    exclude_pad = values["exclude-pad"]
     if exclude_pad:
         # Checked when the layer is built, as OpenVINO does, not first at inference.
         check_exclude_pad_pads(len(window["kernel"]), window["kernel"], window["pads_begin"],
@@ -96,12 +74,9 @@ def avg_pool(layer):
 
 def max_pool(layer):
     """MaxPool-1 (values only) and MaxPool-8/14 (values and indices)."""
-    has_indices = layer.opset >= 8
-    window = _window_attributes(layer, has_dilations=has_indices)
-    index_type = axis = None
-    if has_indices:
-        index_type = layer.attributes.choice("index_element_type", _INDEX_TYPES, "i64")
-        axis = layer.attributes.int("axis", 0)
+    values, window = layer_attributes(layer)
+    has_indices = version(layer.type, layer.opset).outputs == 2
+    index_type, axis = values.get("index_element_type"), values.get("axis")
 
     def infer(data):
         shape = _pooled_shape(data.shape, window)
@@ -109,7 +84,7 @@ def max_pool(layer):
             raise BadShapeError(f"attribute 'axis' is {axis}, out of range for rank {len(data.shape)}")
         specs = [Spec(shape, data.dtype)]
         if has_indices:
-            specs.append(Spec(shape, np.dtype(np.int32 if index_type == "i32" else np.int64)))
+            specs.append(Spec(shape, index_dtype(index_type)))
         return specs
 
     def run_first(x, out=None):
@@ -149,12 +124,12 @@ def adaptive_avg_pool(layer):
 
 
 def adaptive_max_pool(layer):
-    index_type = layer.attributes.choice("index_element_type", _INDEX_TYPES, "i64")
+    index_type = layer_attributes(layer)[0]["index_element_type"]
 
     def infer(data, output_size):
         shape = _adaptive_shape(data, output_size)
         return [Spec(shape, data.dtype),
-                Spec(shape, np.dtype(np.int32 if index_type == "i32" else np.int64))]
+                Spec(shape, index_dtype(index_type))]
 
     def run_first(x, output_size, out=None):
         return (pooling.adaptive_max_pool(x, _sizes(output_size), return_indices=False,
@@ -165,3 +140,8 @@ def adaptive_max_pool(layer):
                                          out=out, out_indices=out_indices)
 
     return Op(infer, run, run_first)
+
+
+# The builder of every version of each op in ovpool._opschema.
+BUILDERS = {"AvgPool": avg_pool, "MaxPool": max_pool, "AdaptiveAvgPool": adaptive_avg_pool,
+            "AdaptiveMaxPool": adaptive_max_pool}

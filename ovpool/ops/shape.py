@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .._vocabulary import INDEX_TYPES, index_dtype
 from ..errors import BadAttributeError, BadShapeError
 from ._base import Op, Spec, common_dtype, const_ints, is_known, normalize_axes, run_ints
 
@@ -168,8 +169,8 @@ def shape_of(layer):
     """ShapeOf-1 (i64) and -3 (output_type i32 or i64)."""
     output_type = "i64"
     if layer.opset >= 3:
-        output_type = layer.attributes.choice("output_type", ("i32", "i64"), "i64")
-    dtype = np.dtype(np.int32 if output_type == "i32" else np.int64)
+        output_type = layer.attributes.choice("output_type", tuple(INDEX_TYPES), "i64")
+    dtype = index_dtype(output_type)
 
     def infer(x):
         if x.shape is None:

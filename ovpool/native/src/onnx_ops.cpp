@@ -3,6 +3,9 @@
 // OpenVINO's own ops cannot express exactly (count_include_pad with windows past the padding,
 // storage_order indices, SAME padding with ceil_mode). The rules are those of AveragePool-22 /
 // MaxPool-22, as in ovpool/ops/onnx_pooling.py.
+#include <string>
+
+#include "op_schema.hpp"
 #include "ops.hpp"
 
 namespace ovpool {
@@ -10,24 +13,29 @@ namespace native {
 
 namespace {
 
-// The element types AveragePool-22 / MaxPool-22 accept (ovpool.onnx.VERSIONS).
-void check_onnx_type(const char* op, const ov::element::Type& type, bool with_int8) {
+// Refuses an element type ONNX's `op` does not accept at schema::ONNX_OPSET (`accepted`: the
+// numpy names of ovpool.onnx.VERSIONS, from op_schema.hpp), with the Python side's message.
+template <std::size_t N>
+void check_onnx_type(const char* op, const ov::element::Type& type, const char* const (&accepted)[N]) {
     if (type.is_dynamic())
         return;
-    const auto t = ov::element::Type_t(type);
     using T = ov::element::Type_t;
-    if (t == T::f16 || t == T::f32 || t == T::f64 || t == T::bf16 || (with_int8 && (t == T::i8 || t == T::u8)))
-        return;
     static const std::pair<T, const char*> names[] = {
         {T::f32, "float32"}, {T::f16, "float16"}, {T::bf16, "bfloat16"}, {T::f64, "float64"},
         {T::i8, "int8"},     {T::u8, "uint8"},    {T::i32, "int32"},     {T::i64, "int64"}};
     std::string name = type.get_type_name();
     for (const auto& entry : names)
-        if (entry.first == t)
+        if (entry.first == ov::element::Type_t(type))
             name = entry.second;
-    throw std::invalid_argument(std::string(op) + "-22 (opset 22) does not accept input dtype " + name +
-                                "; it accepts bfloat16, float16, float32, float64" +
-                                (with_int8 ? ", int8, uint8" : ""));
+    std::string list;
+    for (const char* dtype : accepted) {
+        if (name == dtype)
+            return;
+        list += (list.empty() ? "" : ", ") + std::string(dtype);
+    }
+    const std::string opset = std::to_string(schema::ONNX_OPSET);
+    throw std::invalid_argument(std::string(op) + "-" + opset + " (opset " + opset +
+                                ") does not accept input dtype " + name + "; it accepts " + list);
 }
 
 ov::PartialShape onnx_pooled(const ov::PartialShape& input, const OnnxSpec& window, const char* op) {
@@ -71,7 +79,7 @@ void OnnxAveragePool::validate_and_infer_types() {
     validate(1, [&] {
         m_attributes.window.ceil_mode = onnx_flag("ceil_mode", m_attributes.ceil_mode);
         onnx_flag("count_include_pad", m_attributes.count_include_pad);
-        check_onnx_type(AVG, get_input_element_type(0), false);
+        check_onnx_type(AVG, get_input_element_type(0), schema::ONNX_AVERAGE_POOL_DTYPES);
         check_onnx(m_attributes.window, AVG);
         set_outputs({onnx_pooled(get_input_partial_shape(0), m_attributes.window, AVG)}, {get_input_element_type(0)});
     });
@@ -87,7 +95,7 @@ std::shared_ptr<ov::Node> OnnxAveragePool::clone_with_new_inputs(const ov::Outpu
 bool OnnxAveragePool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     try {
         const auto& x = inputs[0];
-        check_onnx_type(AVG, x.get_element_type(), false);
+        check_onnx_type(AVG, x.get_element_type(), schema::ONNX_AVERAGE_POOL_DTYPES);
         const Storage storage = storage_of(x.get_element_type());
         const Dims shape = tensor_dims(x);
         auto plan = cached_plan(shape);
@@ -131,7 +139,7 @@ void OnnxMaxPool::validate_and_infer_types() {
     validate(2, [&] {
         m_attributes.window.ceil_mode = onnx_flag("ceil_mode", m_attributes.ceil_mode);
         onnx_flag("storage_order", m_attributes.storage_order);
-        check_onnx_type(MAX, get_input_element_type(0), true);
+        check_onnx_type(MAX, get_input_element_type(0), schema::ONNX_MAX_POOL_DTYPES);
         check_onnx(m_attributes.window, MAX);
         const auto shape = onnx_pooled(get_input_partial_shape(0), m_attributes.window, MAX);
         set_outputs({shape, shape}, {get_input_element_type(0), ov::element::i64});
@@ -148,7 +156,7 @@ std::shared_ptr<ov::Node> OnnxMaxPool::clone_with_new_inputs(const ov::OutputVec
 bool OnnxMaxPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
     try {
         const auto& x = inputs[0];
-        check_onnx_type(MAX, x.get_element_type(), true);
+        check_onnx_type(MAX, x.get_element_type(), schema::ONNX_MAX_POOL_DTYPES);
         const Storage storage = storage_of(x.get_element_type());
         const bool with_indices = outputs.size() > 1 && output_used(1);
         const Dims shape = tensor_dims(x);

@@ -1,9 +1,11 @@
 // What the ovpool ops share: error context, attribute helpers, element types, plan cache.
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <limits>
 #include <new>
 
+#include "op_schema.hpp"
 #include "openvino/core/except.hpp"
 #include "ops.hpp"
 
@@ -150,7 +152,8 @@ void check_choice(const char* name, const std::string& value, const std::vector<
 }
 
 ov::element::Type index_type(const std::string& index_element_type) {
-    check_choice("index_element_type", index_element_type, {"i32", "i64"});
+    check_choice("index_element_type", index_element_type,
+                 {std::begin(schema::INDEX_TYPES), std::end(schema::INDEX_TYPES)});
     return lower(strip(index_element_type)) == "i32" ? ov::element::i32 : ov::element::i64;
 }
 

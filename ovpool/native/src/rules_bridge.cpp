@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "core/rules.hpp"
+#include "op_schema.hpp"
 
 namespace ovpool {
 namespace native {
@@ -86,9 +88,12 @@ Dims spatial_of(const Dims& shape) { return Dims(shape.begin() + 2, shape.end())
 
 // ONNX attributes of AveragePool-22 / MaxPool-22 for `rank` spatial axes; absent lists take
 // the operator's defaults.
+// "AveragePool-22": the operator version whose rules the Onnx* ops carry.
+std::string onnx_version(const char* op) { return std::string(op) + "-" + std::to_string(schema::ONNX_OPSET); }
+
 core::OnnxAttributes onnx_attributes(const OnnxSpec& spec, const char* op, std::size_t rank) {
     core::OnnxAttributes a;
-    a.op = std::string(op) + "-22";
+    a.op = onnx_version(op);
     if (!spec.kernel_shape.given)
         throw core::Error(core::ErrorKind::attribute, a.op + ": attribute 'kernel_shape' is required");
     a.kernel_shape = spec.kernel_shape.values;
@@ -126,7 +131,7 @@ Plan pool_plan(const PoolSpec& spec, const Dims& shape, const AvgRule* rule) {
 }
 
 void check_onnx(const OnnxSpec& spec, const char* op) {
-    core::parse_onnx_auto_pad(std::string(op) + "-22", spec.auto_pad);
+    core::parse_onnx_auto_pad(onnx_version(op), spec.auto_pad);
 }
 
 Dims onnx_output(const OnnxSpec& spec, const char* op, const Dims& spatial) {
