@@ -1,0 +1,49 @@
+"""The plan caches of ovpool.pooling: a refusal raised while a plan is built is computed once
+(BadDtypeError is a TypeError, so a retry on TypeError would build the plan twice), and is
+raised again on the next call (refusals are not cached)."""
+
+import numpy as np
+import pytest
+
+import ovpool
+from ovpool import _rules
+from ovpool.errors import BadDtypeError
+
+
+def _counting_refusal(monkeypatch, name):
+    calls = []
+
+    def refuse(*args):
+        calls.append(args)
+        raise BadDtypeError(f"{name} refused")
+
+    monkeypatch.setattr(_rules, name, refuse)
+    return calls
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: ovpool.avg_pool(x, 2),
+    lambda x: ovpool.max_pool(x, 2, return_indices=False),
+    lambda x: ovpool.max_pool(x, (2, 1), strides=1, index_element_type="i32"),
+])
+def test_fixed_plan_refusal_computed_once(monkeypatch, call):
+    calls = _counting_refusal(monkeypatch, "fixed_plan")
+    x = np.zeros((1, 1, 7, 5), np.float32)     # a shape no other test plans
+    with pytest.raises(BadDtypeError, match="fixed_plan refused"):
+        call(x)
+    assert len(calls) == 1
+    with pytest.raises(BadDtypeError, match="fixed_plan refused"):
+        call(x)
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: ovpool.adaptive_avg_pool(x, 3),
+    lambda x: ovpool.adaptive_max_pool(x, (3, 2)),
+])
+def test_adaptive_plan_refusal_computed_once(monkeypatch, call):
+    calls = _counting_refusal(monkeypatch, "adaptive_plan")
+    x = np.zeros((1, 1, 7, 5), np.float32)
+    with pytest.raises(BadDtypeError, match="adaptive_plan refused"):
+        call(x)
+    assert len(calls) == 1
