@@ -88,7 +88,7 @@ def _prepare_input(x, op):
             x = np.asarray(x)
         except (ValueError, TypeError) as error:
             raise BadArgumentError(f"{op}: the input is not an array: {error}") from None
-    storage = _storage_for(x.dtype)
+    storage = _STORAGE.get(x.dtype) or _storage_for(x.dtype)
     if storage is None:
         raise BadDtypeError(f"{op}: input dtype {x.dtype} is not supported; use one of {_SUPPORTED}")
     if x.ndim < 3 or 0 in x.shape[2:]:
@@ -100,10 +100,14 @@ def _prepare_input(x, op):
     return np.ascontiguousarray(x), storage
 
 
-def _output(out, name, shape, dtype, x):
-    """Allocate an output, or check that a caller-given ``out`` can be written in place."""
+def _output(out, name, tables, dtype, x):
+    """Allocate an output of ``tables``' output shape, or check that a caller-given ``out``
+    can be written in place."""
+    shape = tables.out_shape
     if out is None:
-        check_allocation(shape, dtype, name)
+        if dtype not in tables.allocatable:
+            check_allocation(shape, dtype, name)
+            tables.allocatable.add(dtype)
         return np.empty(shape, dtype)
     if not isinstance(out, np.ndarray):
         raise BadArgumentError(f"'{name}' must be a numpy array, got {type(out).__name__}")
@@ -139,7 +143,7 @@ class _WindowTables:
     output, the output shape, and the most threads worth starting."""
 
     __slots__ = ("packed", "in_plane", "out_plane", "planes", "in_planes", "out_planes",
-                 "out_shape", "max_threads")
+                 "out_shape", "max_threads", "allocatable")
 
     def __init__(self, shape, packed, in_plane, out_plane, output_spatial):
         self.packed = packed
@@ -150,6 +154,9 @@ class _WindowTables:
         self.out_planes = (self.planes, out_plane)
         self.out_shape = tuple(shape[:2]) + output_spatial
         self.max_threads = min(self.planes, math.prod(shape) // _ELEMENTS_PER_THREAD)
+        # The output dtypes whose allocation passed check_allocation (under the memory limit
+        # of the plan's key, so the check holds for every call that finds this plan).
+        self.allocatable = set()
 
     def num_threads(self):
         """The threads for this call: the context's, at most :attr:`max_threads`, at least 1."""
@@ -234,7 +241,7 @@ def check_flag(name, value):
 
 
 def _run_avg(x, storage, out, tables, divisors):
-    out = _output(out, "out", tables.out_shape, x.dtype, x)
+    out = _output(out, "out", tables, x.dtype, x)
     if tables.planes:
         storage.avg_planes(
             _planes(x, tables.in_planes, storage), _planes(out, tables.out_planes, storage),
@@ -268,12 +275,12 @@ def _check_index_range(index_dtype, largest_index):
 
 def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
              offset_modulus):
-    out_shape = tables.out_shape
-    out = _output(out, "out", out_shape, x.dtype, x)
+    values = _output(out, "out", tables, x.dtype, x)
     index64 = index32 = indices = None
     if index_dtype is not None:
-        indices = _output(out_indices, "out_indices", out_shape, index_dtype, x)
-        if np.may_share_memory(indices, out):
+        indices = _output(out_indices, "out_indices", tables, index_dtype, x)
+        # (only two given arrays can overlap: a new one overlaps nothing)
+        if out is not None and out_indices is not None and np.may_share_memory(indices, out):
             raise BadArgumentError("'out_indices' overlaps 'out'")
         if index_dtype is _INDEX_TYPES["i64"]:
             index64 = indices.reshape(tables.out_planes)
@@ -281,10 +288,10 @@ def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
             index32 = indices.reshape(tables.out_planes)
     if tables.planes:
         storage.max_planes(
-            _planes(x, tables.in_planes, storage), _planes(out, tables.out_planes, storage),
+            _planes(x, tables.in_planes, storage), _planes(values, tables.out_planes, storage),
             index64, index32, tables.packed, storage.lowest, plane_modulus, offset_modulus,
             storage.half_kind, tables.num_threads())
-    return out if indices is None else (out, indices)
+    return values if indices is None else (values, indices)
 
 
 def _check_windows(x, windows):

@@ -7,7 +7,7 @@ import pytest
 
 import ovpool
 from ovpool import _rules
-from ovpool.errors import BadDtypeError
+from ovpool.errors import BadDtypeError, MemoryLimitError
 
 
 def _counting_refusal(monkeypatch, name):
@@ -47,3 +47,21 @@ def test_adaptive_plan_refusal_computed_once(monkeypatch, call):
     with pytest.raises(BadDtypeError, match="adaptive_plan refused"):
         call(x)
     assert len(calls) == 1
+
+
+def test_output_allocation_checked_again_under_a_lowered_limit():
+    # 1000 planes of 2 pooled to 1: the plan is small, the int64 indices need 8000 bytes.
+    x = np.zeros((1000, 1, 2), np.uint8)
+    before = ovpool.get_memory_limit()
+    try:
+        values, indices = ovpool.max_pool(x, 2)          # allocated under the default limit
+        assert indices.nbytes == 8000
+        ovpool.set_memory_limit(5000)
+        assert ovpool.max_pool(x, 2, return_indices=False).shape == (1000, 1, 1)
+        with pytest.raises(MemoryLimitError, match="out_indices of shape .* needs 8000 bytes"):
+            ovpool.max_pool(x, 2)
+        with pytest.raises(MemoryLimitError, match="out_indices"):
+            ovpool.max_pool(x, 2)                        # refusals are not remembered
+    finally:
+        ovpool.set_memory_limit(before)
+    assert ovpool.max_pool(x, 2)[1].shape == (1000, 1, 1)
