@@ -65,3 +65,15 @@ def test_output_allocation_checked_again_under_a_lowered_limit():
     finally:
         ovpool.set_memory_limit(before)
     assert ovpool.max_pool(x, 2)[1].shape == (1000, 1, 1)
+
+
+def test_exclude_pad_pads_refused_after_the_same_windows_were_planned():
+    from ovpool.errors import BadAttributeError
+
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    # pads 2 reach the kernel 2: fine with exclude_pad=False (divisor 4 whenever pads exist)
+    got = ovpool.avg_pool(x, 2, strides=2, pads_begin=2, pads_end=2, exclude_pad=False)
+    assert got.shape == (1, 1, 4, 4) and got[0, 0, 0, 0] == 0.0 and got[0, 0, 1, 1] == 2.5
+    for _ in range(2):   # refused every time, with exclude_pad=True
+        with pytest.raises(BadAttributeError, match="not smaller than the dilated kernel 2"):
+            ovpool.avg_pool(x, 2, strides=2, pads_begin=2, pads_end=2, exclude_pad=True)
