@@ -133,6 +133,8 @@ cdef extern from "core/rules.hpp" namespace "ovpool::core":
         except +raise_rules_error
     vector[AxisWindow] c_resolve_pool_axes "ovpool::core::resolve_pool_axes" (
         const vector[int64_t]&, const PoolAttributes&) except +raise_rules_error
+    int64_t c_stand_in_length "ovpool::core::stand_in_length" (
+        const vector[int64_t]&, const vector[int64_t]&, size_t)
     void c_check_exclude_pad_pads "ovpool::core::check_exclude_pad_pads" (
         const PoolAttributes&) except +raise_rules_error
     vector[AxisWindow] c_resolve_directml "ovpool::core::resolve_directml_windows" (
@@ -276,6 +278,15 @@ def resolve_pool_axes(lengths, kernel, strides, pads_begin, pads_end, dilations,
         _vec(pads_end, &clamped), _vec(dilations, &clamped), ROUNDING_TYPES.index(rounding),
         AUTO_PADS.index(auto_pad))
     return _windows_out(c_resolve_pool_axes(_vec(lengths, &clamped), a))
+
+
+def stand_in_lengths(kernel, dilations, size_t rank):
+    """The length standing in for an unknown length of each of ``rank`` spatial axes, from
+    the per-axis ``kernel`` and ``dilations`` (tuples of ints; empty for none)."""
+    cdef bint clamped = False
+    cdef vector[int64_t] k = _vec(kernel, &clamped)
+    cdef vector[int64_t] d = _vec(dilations, &clamped)
+    return tuple(c_stand_in_length(k, d, a) for a in range(rank))
 
 
 def check_exclude_pad_pads(kernel, pads_begin, pads_end, dilations, auto_pad):

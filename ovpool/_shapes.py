@@ -8,6 +8,7 @@ through ``ovpool._rules``), which the native OpenVINO extension uses too. Only t
 checks and normalisation (ints, sequences, strings) are here.
 """
 
+import inspect
 import numbers
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ __all__ = [
     "check_exclude_pad_pads",
     "pool_output_shape",
     "adaptive_output_shape",
+    "output_shape_with_unknowns",
     "adaptive_start",
     "adaptive_end",
 ]
@@ -100,8 +102,14 @@ def per_axis_key(name, value, rank, default=None, minimum=0):
     int or a tuple of ints, from ints only (not bools, floats or strings, which compare equal
     to ints: ``2.0 == 2 == True``). Anything else is refused here, before any cache lookup,
     with :func:`normalize_per_axis`'s message."""
-    if value is None:
-        return None
+    if value is None or type(value) is int:
+        return value
+    if type(value) is tuple or type(value) is list:
+        for v in value:
+            if type(v) is not int:
+                break
+        else:
+            return tuple(value)
     if _is_int(value):
         return int(value)
     if isinstance(value, (tuple, list)) and all(_is_int(v) for v in value):
@@ -195,24 +203,18 @@ def check_exclude_pad_pads(rank, kernel, pads_begin=None, pads_end=None, dilatio
     _rules.check_exclude_pad_pads(kernel, pads_begin, pads_end, dilations, "explicit")
 
 
-def pool_output_shape(
-    input_shape,
-    kernel,
-    strides=None,
-    pads_begin=None,
-    pads_end=None,
-    dilations=None,
-    rounding_type="floor",
-    auto_pad="explicit",
-):
+def pool_output_shape(input_shape, *attributes, **named):
     """Output shape of fixed-window pooling (AvgPool / MaxPool) for ``input_shape``.
 
-    Parameters mirror :func:`ovpool.avg_pool`; raises :class:`ovpool.errors.OvpoolError`
-    subclasses for invalid attributes.
+    The attributes are those of :func:`resolve_pool_axes` (and :func:`ovpool.avg_pool`);
+    raises :class:`ovpool.errors.OvpoolError` subclasses for invalid attributes.
     """
-    axes = resolve_pool_axes(input_shape, kernel, strides, pads_begin, pads_end,
-                             dilations, rounding_type, auto_pad)
+    axes = resolve_pool_axes(input_shape, *attributes, **named)
     return tuple(int(d) for d in input_shape[:2]) + tuple(w.output for w in axes)
+
+
+# (one signature: the attributes are resolve_pool_axes')
+pool_output_shape.__signature__ = inspect.signature(resolve_pool_axes)
 
 
 def adaptive_output_shape(input_shape, output_size):
@@ -220,6 +222,28 @@ def adaptive_output_shape(input_shape, output_size):
     shape = check_input_shape(input_shape)
     sizes = normalize_per_axis("output_size", output_size, len(shape) - 2, minimum=1)
     return shape[:2] + sizes
+
+
+def output_shape_with_unknowns(shape, output_shape, kernel=None, dilations=None,
+                               lengths_matter=True):
+    """The output shape of a pooling for an input ``shape`` whose dims may be unknown (None).
+
+    ``output_shape`` (a dialect's shape rule for a shape of ints) checks the attributes and
+    decides on the shape with each unknown spatial length replaced by the core's stand-in
+    (``stand_in_length`` in ``ovpool/core/rules.hpp``: the axis's dilated kernel from the
+    per-axis sequences ``kernel`` and ``dilations``, 1 without a kernel) and an unknown N or C
+    by 1. An unknown N or C stays unknown, and so do the outputs of unknown lengths unless
+    ``lengths_matter`` is False (adaptive pooling, whose outputs are given).
+    """
+    if shape is None:
+        return None
+    rank = len(shape) - 2
+    stand_ins = _rules.stand_in_lengths(tuple(kernel or ()), tuple(dilations or ()), rank)
+    known = tuple(1 if d is None else d for d in shape[:2]) + tuple(
+        s if d is None else d for d, s in zip(shape[2:], stand_ins))
+    pooled = output_shape(known)
+    return tuple(shape[:2]) + tuple(None if d is None and lengths_matter else o
+                                    for d, o in zip(shape[2:], pooled[2:]))
 
 
 adaptive_start = _rules.adaptive_start

@@ -8,12 +8,13 @@ window plans (``ovpool._rules.fixed_plan``, one per divisor rule of
 :data:`ovpool.pooling.DIVISOR_RULES`). This module only lays them side by side.
 """
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field, replace
 
 import numpy as np
 
 from . import _rules, onnx as onnx_dialect, pooling
-from ._shapes import check_input_shape, normalize_auto_pad, normalize_per_axis, resolve_pool_axes
+from ._shapes import (AxisWindow, check_input_shape, normalize_auto_pad, normalize_per_axis,
+                      resolve_pool_axes)
 from .config import get_memory_limit
 from .errors import BadArgumentError, BadAttributeError, OvpoolError
 
@@ -45,15 +46,11 @@ class WindowExplanation:
 
 
 @dataclass(frozen=True)
-class AxisExplanation:
+class AxisExplanation(AxisWindow):
+    """The resolved window of spatial axis ``axis`` (its ``output`` under the pooling's own
+    rounding) and what the other rules make of it."""
+
     axis: int
-    length: int
-    kernel: int
-    stride: int
-    dilation: int
-    pad_begin: int
-    pad_end: int
-    output: int                 # under the pooling's own rounding
     lengths: dict               # rounding -> output length, None when refused
     refused: dict               # rounding -> why it is refused
     windows: tuple              # of WindowExplanation, for the longest output
@@ -183,22 +180,21 @@ def _lengths(shape, kernel, strides, pads_begin, pads_end, dilations, auto_pad):
 
 
 def _plan_divisors(windows, rule):
-    plan = _rules.fixed_plan(
-        [(w.length, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end, w.output)
-         for w in windows], rule, get_memory_limit())
+    plan = _rules.fixed_plan([astuple(w) for w in windows], rule, get_memory_limit())
     return plan[3]
 
 
 def _explain_axes(actual, lengths, refused, average):
-    """Per-axis windows, over the longest output any rounding gives."""
-    out = []
+    """Per-axis windows over the longest output any rounding gives, and those widened
+    windows."""
+    out, widened = [], []
     for a, w in enumerate(actual):
         known = {r: n for r, n in lengths[a].items() if n is not None}
-        longest = max([w.output, *known.values()])
-        wide = type(w)(w.length, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end, longest)
+        wide = replace(w, output=max([w.output, *known.values()]))
+        widened.append(wide)
         divisors = {r: _plan_divisors([wide], r) for r in EXPLAINED_DIVISOR_RULES}
         windows = []
-        for j in range(longest):
+        for j in range(wide.output):
             start = j * w.stride - w.pad_begin
             per_rule = {r: int(divisors[r][j]) for r in EXPLAINED_DIVISOR_RULES}
             real = per_rule["exclude_pad"]
@@ -212,19 +208,14 @@ def _explain_axes(actual, lengths, refused, average):
                 reasons.append("empty")
             windows.append(WindowExplanation(j, start, start + w.effective_kernel, real, per_rule,
                                              in_roundings, tuple(reasons)))
-        out.append(AxisExplanation(a, w.length, w.kernel, w.stride, w.dilation, w.pad_begin,
-                                   w.pad_end, w.output, dict(lengths[a]), dict(refused[a]),
-                                   tuple(windows)))
-    return tuple(out)
+        out.append(AxisExplanation(*astuple(w), axis=a, lengths=dict(lengths[a]),
+                                   refused=dict(refused[a]), windows=tuple(windows)))
+    return tuple(out), widened
 
 
-def _whole_divisors(axes):
-    from ._shapes import AxisWindow
-
-    wide = [AxisWindow(a.length, a.kernel, a.stride, a.dilation, a.pad_begin, a.pad_end,
-                       len(a.windows)) for a in axes]
-    shape = tuple(len(a.windows) for a in axes)
-    return {r: _plan_divisors(wide, r).reshape(shape).tolist()
+def _whole_divisors(widened):
+    shape = tuple(w.output for w in widened)
+    return {r: _plan_divisors(widened, r).reshape(shape).tolist()
             for r in EXPLAINED_DIVISOR_RULES}
 
 
@@ -300,11 +291,11 @@ def explain(op, input_shape, version=None, dialect=None, **attributes):
     lengths, refused = _lengths(shape, kernel, strides, pads_begin, pads_end, dilations,
                                 auto_pad)
     average = divisor_rule is not None and divisor_rule != "sum"
-    axes = _explain_axes(actual, lengths, refused, average)
+    axes, widened = _explain_axes(actual, lengths, refused, average)
     return Explanation(op, int(version), dialect, shape,
                        shape[:2] + tuple(w.output for w in actual), rounding, divisor_rule,
                        dict(attributes), axes, layer=None,
-                       window_divisors=_whole_divisors(axes))
+                       window_divisors=_whole_divisors(widened))
 
 
 # ---- layers of a model ---------------------------------------------------------------------

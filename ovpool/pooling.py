@@ -28,8 +28,7 @@ from ._limits import check_allocation
 from ._opschema import defaults
 from ._vocabulary import INDEX_TYPE_NAMES
 from .config import get_memory_limit, get_num_threads
-from .errors import (BadArgumentError, BadAttributeError, BadDtypeError, BadShapeError,
-                     MemoryLimitError)
+from .errors import BadArgumentError, BadAttributeError, BadDtypeError, BadShapeError
 
 __all__ = ["avg_pool", "max_pool", "adaptive_avg_pool", "adaptive_max_pool",
            "avg_pool_windows", "max_pool_windows", "DIVISOR_RULES"]
@@ -91,51 +90,81 @@ def _prepare_input(x, op):
             x = np.asarray(x)
         except (ValueError, TypeError) as error:
             raise BadArgumentError(f"{op}: the input is not an array: {error}") from None
-    storage = _storage_for(x.dtype)
+    storage = _STORAGE.get(x.dtype) or _storage_for(x.dtype)
     if storage is None:
         raise BadDtypeError(f"{op}: input dtype {x.dtype} is not supported; use one of {_SUPPORTED}")
     if x.ndim < 3 or 0 in x.shape[2:]:
         check_input_shape(x.shape)   # an array's dims are ints >= 0: only these can fail
     if not x.flags.c_contiguous:
         check_allocation(x.shape, x.dtype, f"{op}: a contiguous copy of the input")
+    elif type(x) is np.ndarray:
+        return x, storage       # what np.ascontiguousarray would return, without the call
     return np.ascontiguousarray(x), storage
 
 
-def _output(out, name, shape, dtype, x):
-    """Allocate an output, or check that a caller-given ``out`` can be written in place."""
+def _output(out, name, tables, dtype, x):
+    """Allocate an output of ``tables``' output shape, or check that a caller-given ``out``
+    can be written in place."""
+    shape = tables.out_shape
     if out is None:
-        check_allocation(shape, dtype, name)
+        if dtype not in tables.allocatable:
+            check_allocation(shape, dtype, name)
+            tables.allocatable.add(dtype)
         return np.empty(shape, dtype)
     if not isinstance(out, np.ndarray):
         raise BadArgumentError(f"'{name}' must be a numpy array, got {type(out).__name__}")
     if out.dtype != dtype:
         raise BadArgumentError(f"'{name}' has dtype {out.dtype}, expected {np.dtype(dtype)}")
-    if out.shape != tuple(shape):
+    if out.shape != shape:
         raise BadArgumentError(f"'{name}' has shape {list(out.shape)}, expected {list(shape)}")
-    if not out.flags.c_contiguous:
+    flags = out.flags
+    if not flags.c_contiguous:
         raise BadArgumentError(f"'{name}' must be C-contiguous, got strides {out.strides}")
-    if not out.flags.writeable:
+    if not flags.writeable:
         raise BadArgumentError(f"'{name}' is read-only")
     if np.may_share_memory(out, x):
         raise BadArgumentError(f"'{name}' overlaps the input; pooling cannot run in place")
     return out
 
 
-def _planes(array, plane_size):
-    return array.reshape(-1, plane_size)
+def _planes(array, planes_shape, storage):
+    """``array`` as the kernels' (planes, plane size) view in ``storage``'s view dtype."""
+    flat = array.reshape(planes_shape)
+    return flat if flat.dtype is storage.view else flat.view(storage.view)
+
+
+# Below this many input elements per thread, starting threads costs more than it saves.
+_ELEMENTS_PER_THREAD = 1 << 15
 
 
 class _WindowTables:
     """The kernels' window tables of one pooling, built by ``ovpool/core/rules.hpp``: the packed
     array in the layout the kernels' make_geometry reads (one array: every typed-memoryview
-    argument of a kernel call costs about a microsecond), plus the plane sizes."""
+    argument of a kernel call costs about a microsecond), the plane sizes, and what a call
+    needs of the input shape: the number of planes, the kernels' 2-D shapes of input and
+    output, the output shape, and the most threads worth starting."""
 
-    __slots__ = ("packed", "in_plane", "out_plane")
+    __slots__ = ("packed", "in_plane", "out_plane", "planes", "in_planes", "out_planes",
+                 "out_shape", "max_threads", "allocatable")
 
-    def __init__(self, packed, in_plane, out_plane):
+    def __init__(self, shape, packed, in_plane, out_plane, output_spatial):
         self.packed = packed
         self.in_plane = in_plane
         self.out_plane = out_plane
+        self.planes = math.prod(shape[:2])
+        self.in_planes = (self.planes, in_plane)
+        self.out_planes = (self.planes, out_plane)
+        self.out_shape = tuple(shape[:2]) + output_spatial
+        self.max_threads = min(self.planes, math.prod(shape) // _ELEMENTS_PER_THREAD)
+        # The output dtypes whose allocation passed check_allocation (under the memory limit
+        # of the plan's key, so the check holds for every call that finds this plan).
+        self.allocatable = set()
+
+    def num_threads(self):
+        """The threads for this call: the context's, at most :attr:`max_threads`, at least 1."""
+        if self.max_threads <= 1:
+            return 1
+        return max(1, min(get_num_threads(), self.max_threads))
 
 
 # How an average divides each window's sum (see semantics.md and rules.hpp's DivisorRule):
@@ -153,11 +182,10 @@ def avg_divisor_rule(exclude_pad):
 
 
 def _plan_result(shape, plan):
-    """(tables, (divisor, divisor_real) or None, output shape) from a core plan."""
+    """(tables, (divisor, divisor_real) or None) from a core plan."""
     packed, in_plane, out_plane, divisor, divisor_real, output_spatial = plan
     divisors = None if divisor is None else (divisor, divisor_real)
-    return (_WindowTables(packed, in_plane, out_plane), divisors,
-            tuple(shape[:2]) + output_spatial)
+    return _WindowTables(shape, packed, in_plane, out_plane, output_spatial), divisors
 
 
 @functools.lru_cache(maxsize=256)
@@ -165,21 +193,21 @@ def _window_plan(shape, windows, divisor_rule, memory_limit):
     """Kernel tables (and divisors when ``divisor_rule`` is given) for resolved windows,
     refused when they would exceed ``memory_limit`` (part of the key: a lowered limit is
     checked again)."""
-    plan = _rules.fixed_plan(
-        [(w.length, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end, w.output)
-         for w in windows], divisor_rule, memory_limit)
+    plan = _rules.fixed_plan([astuple(w) for w in windows], divisor_rule, memory_limit)
     return _plan_result(shape, plan)
-
-
-_checked_exclude_pad_pads = functools.lru_cache(maxsize=256)(check_exclude_pad_pads)
 
 
 @functools.lru_cache(maxsize=256)
 def _fixed_plan(shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad,
                 divisor_rule, memory_limit):
+    """:func:`_window_plan` of the windows the attributes resolve to, whose exclude_pad pads
+    are checked too (a plan in the cache is one that passed every check of its key)."""
     axes = resolve_pool_axes(shape, kernel, strides, pads_begin, pads_end, dilations,
                              rounding, auto_pad)
-    return (axes,) + _window_plan(shape, axes, divisor_rule, memory_limit)
+    plan = _window_plan(shape, axes, divisor_rule, memory_limit)
+    if divisor_rule == "exclude_pad":
+        check_exclude_pad_pads(len(shape) - 2, kernel, pads_begin, pads_end, dilations, auto_pad)
+    return plan
 
 
 @functools.lru_cache(maxsize=256)
@@ -193,11 +221,11 @@ def _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_t
     lookup and made into keys whose equality means equal meaning (``2.0``, ``True`` and ``2``
     compare equal in Python, so only real ints get here)."""
     rank = x.ndim - 2
-    return (per_axis_key("kernel", kernel, rank, minimum=1),
-            per_axis_key("strides", strides, rank, default=1, minimum=1),
-            per_axis_key("pads_begin", pads_begin, rank, default=0),
-            per_axis_key("pads_end", pads_end, rank, default=0),
-            per_axis_key("dilations", dilations, rank, default=1, minimum=1),
+    return (per_axis_key("kernel", kernel, rank, None, 1),
+            per_axis_key("strides", strides, rank, 1, 1),
+            per_axis_key("pads_begin", pads_begin, rank, 0, 0),
+            per_axis_key("pads_end", pads_end, rank, 0, 0),
+            per_axis_key("dilations", dilations, rank, 1, 1),
             normalize_rounding(rounding_type), normalize_auto_pad(auto_pad))
 
 
@@ -207,28 +235,19 @@ def _output_size_key(x, output_size):
 
 def check_flag(name, value):
     """``value`` as a bool; anything but a real boolean (1, "yes", None) is refused."""
+    if value is True or value is False:
+        return value
     if not isinstance(value, (bool, np.bool_)):
         raise BadArgumentError(f"'{name}' must be a bool, got {value!r}")
     return bool(value)
 
 
-# Below this many input elements per thread, starting threads costs more than it saves.
-_ELEMENTS_PER_THREAD = 1 << 15
-
-
-def _num_threads(planes, elements):
-    return max(1, min(get_num_threads(), planes, elements // _ELEMENTS_PER_THREAD))
-
-
-def _run_avg(x, storage, out, tables, divisors, out_shape):
-    out = _output(out, "out", out_shape, x.dtype, x)
-    planes = math.prod(out_shape[:2])
-    if planes:
+def _run_avg(x, storage, out, tables, divisors):
+    out = _output(out, "out", tables, x.dtype, x)
+    if tables.planes:
         storage.avg_planes(
-            _planes(x, tables.in_plane).view(storage.view),
-            _planes(out, tables.out_plane).view(storage.view),
-            tables.packed, *divisors, storage.half_kind,
-            _num_threads(planes, x.size))
+            _planes(x, tables.in_planes, storage), _planes(out, tables.out_planes, storage),
+            tables.packed, *divisors, storage.half_kind, tables.num_threads())
     return out
 
 
@@ -256,25 +275,25 @@ def _check_index_range(index_dtype, largest_index):
         _rules.check_index_range(index_dtype == np.int32, largest_index)
 
 
-def _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype, plane_modulus,
+def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
              offset_modulus):
-    out = _output(out, "out", out_shape, x.dtype, x)
-    indices = None
+    values = _output(out, "out", tables, x.dtype, x)
+    index64 = index32 = indices = None
     if index_dtype is not None:
-        indices = _output(out_indices, "out_indices", out_shape, index_dtype, x)
-        if np.may_share_memory(indices, out):
+        indices = _output(out_indices, "out_indices", tables, index_dtype, x)
+        # (only two given arrays can overlap: a new one overlaps nothing)
+        if out is not None and out_indices is not None and np.may_share_memory(indices, out):
             raise BadArgumentError("'out_indices' overlaps 'out'")
-    planes = math.prod(out_shape[:2])
-    if planes:
-        flat_indices = None if indices is None else _planes(indices, tables.out_plane)
+        if index_dtype is _INDEX_TYPES["i64"]:
+            index64 = indices.reshape(tables.out_planes)
+        else:
+            index32 = indices.reshape(tables.out_planes)
+    if tables.planes:
         storage.max_planes(
-            _planes(x, tables.in_plane).view(storage.view),
-            _planes(out, tables.out_plane).view(storage.view),
-            flat_indices if index_dtype == np.int64 else None,
-            flat_indices if index_dtype == np.int32 else None,
-            tables.packed, storage.lowest, plane_modulus, offset_modulus,
-            storage.half_kind, _num_threads(planes, x.size))
-    return out if indices is None else (out, indices)
+            _planes(x, tables.in_planes, storage), _planes(values, tables.out_planes, storage),
+            index64, index32, tables.packed, storage.lowest, plane_modulus, offset_modulus,
+            storage.half_kind, tables.num_threads())
+    return values if indices is None else (values, indices)
 
 
 def _check_windows(x, windows):
@@ -299,19 +318,18 @@ def avg_pool_windows(x, windows, divisor_rule, out=None):
     x, storage = _prepare_input(x, "avg_pool")
     if divisor_rule not in DIVISOR_RULES:
         raise BadAttributeError(f"divisor rule {divisor_rule!r} is not one of {DIVISOR_RULES}")
-    tables, divisor, out_shape = _window_plan(x.shape, _check_windows(x, windows), divisor_rule,
-                                              get_memory_limit())
-    return _run_avg(x, storage, out, tables, divisor, out_shape)
+    tables, divisors = _window_plan(x.shape, _check_windows(x, windows), divisor_rule,
+                                    get_memory_limit())
+    return _run_avg(x, storage, out, tables, divisors)
 
 
 def max_pool_windows(x, windows, index_element_type="i64", axis=0, return_indices=True,
                      out=None, out_indices=None):
     """Max pooling over already-resolved windows; indices as in :func:`max_pool`."""
     x, storage = _prepare_input(x, "max_pool")
-    tables, _, out_shape = _window_plan(x.shape, _check_windows(x, windows), None,
-                                        get_memory_limit())
-    return _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type,
-                          axis, return_indices)
+    tables, _ = _window_plan(x.shape, _check_windows(x, windows), None, get_memory_limit())
+    return _run_fixed_max(x, storage, out, out_indices, tables, index_element_type, axis,
+                          return_indices)
 
 
 @functools.lru_cache(maxsize=256)
@@ -325,23 +343,26 @@ def _index_plan(shape, index_dtype, axis):
 
 def _index_arguments(index_element_type, return_indices):
     """The index dtype (None without indices), checked on every call before any cache."""
-    return _index_dtype(index_element_type) if check_flag("return_indices", return_indices) \
-        else None
+    if not check_flag("return_indices", return_indices):
+        return None
+    if type(index_element_type) is str and index_element_type in _INDEX_TYPES:
+        return _INDEX_TYPES[index_element_type]     # a spelling as _index_dtype keys them
+    return _index_dtype(index_element_type)
 
 
 def _index_layout(shape, index_element_type, axis, return_indices):
     """:func:`_index_plan` for the arguments as given, type-checked before the cache."""
     index_dtype = _index_arguments(index_element_type, return_indices)
-    if not _is_int(axis):
+    if type(axis) is not int and not _is_int(axis):
         rank = len(shape)
         raise BadAttributeError(f"attribute 'axis' is {axis!r}; expected an int in "
                                 f"[{-rank}, {rank - 1}]")
     return _index_plan(tuple(shape), index_dtype, int(axis))
 
 
-def _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type, axis,
+def _run_fixed_max(x, storage, out, out_indices, tables, index_element_type, axis,
                    return_indices):
-    return _run_max(x, storage, out, out_indices, tables, out_shape,
+    return _run_max(x, storage, out, out_indices, tables,
                     *_index_layout(x.shape, index_element_type, axis, return_indices))
 
 
@@ -376,15 +397,11 @@ def avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     x, storage = _prepare_input(x, "avg_pool")
     if not isinstance(exclude_pad, (bool, np.bool_)):
         raise BadAttributeError(f"attribute 'exclude_pad' must be a bool, got {exclude_pad!r}")
-    exclude_pad = bool(exclude_pad)
-    rule = avg_divisor_rule(exclude_pad)
     keys = _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_type,
                         auto_pad)
-    _, tables, divisor, out_shape = _fixed_plan(x.shape, *keys, rule, get_memory_limit())
-    if exclude_pad:
-        kernel, _, pads_begin, pads_end, dilations, _, auto_pad = keys
-        _checked_exclude_pad_pads(x.ndim - 2, kernel, pads_begin, pads_end, dilations, auto_pad)
-    return _run_avg(x, storage, out, tables, divisor, out_shape)
+    tables, divisors = _fixed_plan(x.shape, *keys, avg_divisor_rule(exclude_pad),
+                                   get_memory_limit())
+    return _run_avg(x, storage, out, tables, divisors)
 
 
 def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=None,
@@ -414,9 +431,9 @@ def max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilations=
     x, storage = _prepare_input(x, "max_pool")
     keys = _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_type,
                         auto_pad)
-    axes, tables, _, out_shape = _fixed_plan(x.shape, *keys, None, get_memory_limit())
-    return _run_fixed_max(x, storage, out, out_indices, tables, out_shape, index_element_type,
-                          axis, return_indices)
+    tables, _ = _fixed_plan(x.shape, *keys, None, get_memory_limit())
+    return _run_fixed_max(x, storage, out, out_indices, tables, index_element_type, axis,
+                          return_indices)
 
 
 def adaptive_avg_pool(x, output_size, out=None):
@@ -437,9 +454,9 @@ def adaptive_avg_pool(x, output_size, out=None):
     ndarray of the input's dtype.
     """
     x, storage = _prepare_input(x, "adaptive_avg_pool")
-    tables, divisor, out_shape = _adaptive_plan(x.shape, _output_size_key(x, output_size),
-                                                get_memory_limit())
-    return _run_avg(x, storage, out, tables, divisor, out_shape)
+    tables, divisors = _adaptive_plan(x.shape, _output_size_key(x, output_size),
+                                      get_memory_limit())
+    return _run_avg(x, storage, out, tables, divisors)
 
 
 def adaptive_max_pool(x, output_size, index_element_type=_ADAPTIVE_MAX["index_element_type"],
@@ -451,8 +468,6 @@ def adaptive_max_pool(x, output_size, index_element_type=_ADAPTIVE_MAX["index_el
     """
     x, storage = _prepare_input(x, "adaptive_max_pool")
     index_dtype = _index_arguments(index_element_type, return_indices)
-    tables, _, out_shape = _adaptive_plan(x.shape, _output_size_key(x, output_size),
-                                          get_memory_limit())
+    tables, _ = _adaptive_plan(x.shape, _output_size_key(x, output_size), get_memory_limit())
     _check_index_range(index_dtype, tables.in_plane - 1)
-    return _run_max(x, storage, out, out_indices, tables, out_shape, index_dtype,
-                    1, tables.in_plane)
+    return _run_max(x, storage, out, out_indices, tables, index_dtype, 1, tables.in_plane)

@@ -137,3 +137,57 @@ def test_return_indices_must_be_a_real_bool_everywhere(flag):
     for call in calls:
         with pytest.raises(BadArgumentError, match="'return_indices' must be a bool"):
             call()
+
+
+def test_stand_in_lengths_are_the_dilated_kernels():
+    from ovpool import _rules
+
+    # (k - 1) * d + 1 per axis; 1 for an axis without a kernel value; clamped to 2**61
+    assert _rules.stand_in_lengths((3, 2), (2,), 3) == (5, 2, 1)
+    assert _rules.stand_in_lengths((), (), 2) == (1, 1)
+    assert _rules.stand_in_lengths((2**40, 0), (2**40, -5), 2) == (2**61, 1)
+
+
+def test_output_shape_with_unknowns_one_rule_for_every_dialect():
+    from ovpool import onnx
+    from ovpool._shapes import output_shape_with_unknowns
+
+    # OpenVINO: axis 1 is (9 - 3) / 2 + 1 = 4; unknown N and axis 0 stay unknown
+    assert output_shape_with_unknowns(
+        (None, 3, None, 9), lambda known: pool_output_shape(known, 3, 2), (3, 3)) == \
+        (None, 3, None, 4)
+    # ONNX ceil_mode: 7 + 2 pads - 3 = 6, ceil(6 / 2) + 1 = 4
+    version = onnx.op_version("AveragePool", 22)
+
+    def onnx_shape(known):
+        return known[:2] + tuple(w.output for w in onnx.resolve_windows(
+            version, known, (3, 3), pads=(1, 1, 1, 1), strides=(2, 2), ceil_mode=1))
+
+    assert output_shape_with_unknowns((1, 2, 7, None), onnx_shape, (3, 3)) == (1, 2, 4, None)
+    # adaptive: the outputs are the given sizes, whatever the lengths
+    assert output_shape_with_unknowns(
+        (None, 4, None, 5), lambda known: adaptive_output_shape(known, (2, 3)),
+        lengths_matter=False) == (None, 4, 2, 3)
+    # the attributes of an unknown axis are checked against its stand-in: a dilated kernel
+    # beyond int64 window arithmetic is refused before any length is known
+    with pytest.raises(BadAttributeError, match="spatial axis 0: the dilated kernel .* spans 1208925819613529663078401"):
+        output_shape_with_unknowns(
+            (1, 1, None), lambda known: pool_output_shape(known, 2**40, dilations=2**40),
+            (2**40,), (2**40,))
+
+
+def test_ir_shape_inference_names_the_refused_axis():
+    # every axis is resolved at once, so a refusal names its own axis (not axis 0)
+    import numpy as np
+
+    from ovpool.ir.model import Attributes, Layer
+    from ovpool.ops import REGISTRY, Spec
+
+    layer = Layer("1", "pool", "MaxPool", "opset1",
+                  Attributes({"kernel": "3,20", "strides": "1,1", "pads_begin": "0,0",
+                              "pads_end": "0,0"}), (), ())
+    op = REGISTRY[("MaxPool", 1)](layer)
+    assert op.infer(Spec((None, 1, None, 20), np.dtype(np.float32)))[0].shape == \
+        (None, 1, None, 1)
+    with pytest.raises(BadAttributeError, match="spatial axis 1: the dilated kernel"):
+        op.infer(Spec((1, 1, None, 9), np.dtype(np.float32)))

@@ -415,6 +415,31 @@ inline std::vector<AxisWindow> resolve_pool_axes(const std::vector<int64_t>& spa
     return windows;
 }
 
+// The length standing in for an unknown (dynamic) length of spatial axis `axis` while
+// attributes are checked and output lengths computed (the outputs of such axes stay unknown):
+// the axis's dilated kernel, which every rule accepts without padding; 1 for an axis without a
+// kernel value (adaptive pooling has none). Values below 1 count as 1, and the result is
+// clamped to 2**61, so that values the checks refuse reach them instead of overflowing here.
+inline int64_t stand_in_length(const std::vector<int64_t>& kernel,
+                               const std::vector<int64_t>& dilations, size_t axis) {
+    const int64_t clamp = int64_t(1) << 61;
+    int64_t k = axis < kernel.size() && kernel[axis] > 1 ? kernel[axis] : 1;
+    int64_t d = axis < dilations.size() && dilations[axis] > 1 ? dilations[axis] : 1;
+    int64_t effective = 0;
+    if (!detail::effective_kernel(k, d, &effective, nullptr) || effective > clamp) return clamp;
+    return effective;
+}
+
+// `spatial_lengths` with each unknown (negative) length replaced by its stand_in_length.
+inline std::vector<int64_t> with_stand_ins(const std::vector<int64_t>& spatial_lengths,
+                                           const std::vector<int64_t>& kernel,
+                                           const std::vector<int64_t>& dilations) {
+    std::vector<int64_t> lengths(spatial_lengths);
+    for (size_t a = 0; a < lengths.size(); ++a)
+        if (lengths[a] < 0) lengths[a] = stand_in_length(kernel, dilations, a);
+    return lengths;
+}
+
 // Refuse, as OpenVINO's AvgPool does, exclude_pad=True with an explicit pad that reaches the
 // dilated kernel: a window could then lie wholly in the padding. Computed same_* pads are
 // never refused.

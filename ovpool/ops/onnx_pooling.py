@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import onnx
 from .._opschema import ONNX_OPSET, version
+from .._shapes import output_shape_with_unknowns
 from ._base import Op, Spec
 from .pooling import _check_rank
 
@@ -33,26 +34,20 @@ def _onnx_attributes(layer):
     return version(layer.type, "ovpool").read(layer.attributes)
 
 
-def _stand_in_length(attributes):
-    """An input length valid for every axis: the longest dilated kernel. Unknown (dynamic)
-    lengths are replaced by it to check the attributes, and their outputs stay unknown."""
-    kernel = attributes["kernel_shape"] or (1,)
-    dilations = attributes["dilations"] or (1,) * len(kernel)
-    return max([1] + [(k - 1) * d + 1 for k, d in zip(kernel, dilations)])
-
-
 def _output_shape(operator, shape, attributes):
     if shape is None:
         return None
     _check_rank(shape)
-    stand_in = _stand_in_length(attributes)
-    known = tuple(stand_in if d is None else d for d in shape)
     window_attributes = {k: v for k, v in attributes.items()
                          if k not in ("count_include_pad", "storage_order")}
-    windows = onnx.resolve_windows(onnx.op_version(operator, ONNX_OPSET), known,
-                                   **window_attributes)
-    return tuple(shape[:2]) + tuple(None if d is None else w.output
-                                    for d, w in zip(shape[2:], windows))
+    version = onnx.op_version(operator, ONNX_OPSET)
+
+    def output_shape(known):
+        windows = onnx.resolve_windows(version, known, **window_attributes)
+        return tuple(known[:2]) + tuple(w.output for w in windows)
+
+    return output_shape_with_unknowns(shape, output_shape, attributes["kernel_shape"],
+                                      attributes["dilations"])
 
 
 def _check_dtype(operator, dtype):

@@ -10,7 +10,7 @@ attribute translation exists once, and passes the output tensors' memory to writ
 
 from .. import pooling
 from .._opschema import version
-from .._shapes import (adaptive_output_shape, check_exclude_pad_pads, normalize_per_axis,
+from .._shapes import (adaptive_output_shape, check_exclude_pad_pads, output_shape_with_unknowns,
                        pool_output_shape)
 from .._vocabulary import index_dtype
 from ..errors import BadShapeError
@@ -38,20 +38,9 @@ def _pooled_shape(shape, window):
     if shape is None:
         return None
     _check_rank(shape)
-    rank = len(shape) - 2
-    per_axis = {name: normalize_per_axis(name, window[name], rank, default=default, minimum=low)
-                for name, default, low in (("kernel", None, 1), ("strides", 1, 1),
-                                           ("pads_begin", 0, 0), ("pads_end", 0, 0),
-                                           ("dilations", 1, 1))}
-    spatial = []
-    for axis, length in enumerate(shape[2:]):
-        if length is None:
-            spatial.append(None)
-            continue
-        one_axis = {name: (values[axis],) for name, values in per_axis.items()}
-        spatial.append(pool_output_shape((1, 1, length), rounding_type=window["rounding_type"],
-                                         auto_pad=window["auto_pad"], **one_axis)[2])
-    return tuple(shape[:2]) + tuple(spatial)
+    return output_shape_with_unknowns(
+        shape, lambda known: pool_output_shape(known, **window), window["kernel"],
+        window["dilations"])
 
 
 def avg_pool(layer):
@@ -104,9 +93,8 @@ def _adaptive_shape(data, output_size):
     sizes = const_ints(output_size, "the output size (input 1)")
     if sizes is None:
         return tuple(data.shape[:2]) + (None,) * (len(data.shape) - 2)
-    # Adaptive output sizes do not depend on the input lengths, so unknown ones can stand in as 1.
-    pooled = adaptive_output_shape(tuple(1 if d is None else d for d in data.shape), sizes)
-    return tuple(data.shape[:2]) + pooled[2:]
+    return output_shape_with_unknowns(
+        data.shape, lambda known: adaptive_output_shape(known, sizes), lengths_matter=False)
 
 
 def _sizes(output_size):

@@ -1,10 +1,9 @@
 // The one file calling ovpool's rules (core/rules.hpp): attribute values in, validated windows,
 // kernel tables and divisors out. Nothing here decides a rule; it only fills the defaults the
-// IR leaves out (an absent list is the attribute's default for every axis) and picks stand-in
-// lengths for axes whose length is not known yet.
+// IR leaves out (an absent list is the attribute's default for every axis) and hands unknown
+// lengths to the core's stand-ins (core::with_stand_ins).
 #include "rules_bridge.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -34,25 +33,6 @@ core::PoolAttributes pool_attributes(const PoolSpec& spec, std::size_t rank) {
     a.rounding = core::parse_rounding(spec.rounding_type);
     a.auto_pad = core::parse_auto_pad(spec.auto_pad);
     return a;
-}
-
-// A length standing in for an unknown one: the axis's dilated kernel (never refused as too
-// short), clamped so that garbage values reach the core's checks instead of overflowing here.
-std::int64_t stand_in(const std::vector<std::int64_t>& kernel, const std::vector<std::int64_t>& dilations,
-                      std::size_t axis) {
-    const long double k = axis < kernel.size() ? kernel[axis] : 1;
-    const long double d = axis < dilations.size() ? dilations[axis] : 1;
-    const long double effective = (std::max<long double>(k, 1) - 1) * std::max<long double>(d, 1) + 1;
-    return static_cast<std::int64_t>(std::min<long double>(effective, static_cast<long double>(std::int64_t(1) << 61)));
-}
-
-Dims with_stand_ins(const Dims& spatial, const std::vector<std::int64_t>& kernel,
-                    const std::vector<std::int64_t>& dilations) {
-    Dims lengths(spatial);
-    for (std::size_t a = 0; a < lengths.size(); ++a)
-        if (lengths[a] < 0)
-            lengths[a] = stand_in(kernel, dilations, a);
-    return lengths;
 }
 
 Dims outputs_of(const std::vector<core::AxisWindow>& windows, const Dims& spatial) {
@@ -117,7 +97,7 @@ void check_pool(const PoolSpec& spec, bool exclude_pad) {
 Dims pool_output(const PoolSpec& spec, const Dims& spatial) {
     const auto attributes = pool_attributes(spec, spatial.size());
     const auto windows =
-        core::resolve_pool_axes(with_stand_ins(spatial, attributes.kernel, attributes.dilations), attributes);
+        core::resolve_pool_axes(core::with_stand_ins(spatial, attributes.kernel, attributes.dilations), attributes);
     return outputs_of(windows, spatial);
 }
 
@@ -136,14 +116,7 @@ void check_onnx(const OnnxSpec& spec, const char* op) {
 
 Dims onnx_output(const OnnxSpec& spec, const char* op, const Dims& spatial) {
     const auto attributes = onnx_attributes(spec, op, spatial.size());
-    // One stand-in for every unknown axis: the longest dilated kernel (ovpool's IR runtime).
-    Dims lengths(spatial);
-    std::int64_t longest = 1;
-    for (std::size_t a = 0; a < spec.kernel_shape.values.size(); ++a)
-        longest = std::max(longest, stand_in(spec.kernel_shape.values, spec.dilations.values, a));
-    for (auto& length : lengths)
-        if (length < 0)
-            length = longest;
+    const auto lengths = core::with_stand_ins(spatial, spec.kernel_shape.values, spec.dilations.values);
     return outputs_of(core::resolve_onnx_windows(lengths, attributes), spatial);
 }
 

@@ -1,0 +1,79 @@
+"""The plan caches of ovpool.pooling: a refusal raised while a plan is built is computed once
+(BadDtypeError is a TypeError, so a retry on TypeError would build the plan twice), and is
+raised again on the next call (refusals are not cached)."""
+
+import numpy as np
+import pytest
+
+import ovpool
+from ovpool import _rules
+from ovpool.errors import BadDtypeError, MemoryLimitError
+
+
+def _counting_refusal(monkeypatch, name):
+    calls = []
+
+    def refuse(*args):
+        calls.append(args)
+        raise BadDtypeError(f"{name} refused")
+
+    monkeypatch.setattr(_rules, name, refuse)
+    return calls
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: ovpool.avg_pool(x, 2),
+    lambda x: ovpool.max_pool(x, 2, return_indices=False),
+    lambda x: ovpool.max_pool(x, (2, 1), strides=1, index_element_type="i32"),
+])
+def test_fixed_plan_refusal_computed_once(monkeypatch, call):
+    calls = _counting_refusal(monkeypatch, "fixed_plan")
+    x = np.zeros((1, 1, 7, 5), np.float32)     # a shape no other test plans
+    with pytest.raises(BadDtypeError, match="fixed_plan refused"):
+        call(x)
+    assert len(calls) == 1
+    with pytest.raises(BadDtypeError, match="fixed_plan refused"):
+        call(x)
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: ovpool.adaptive_avg_pool(x, 3),
+    lambda x: ovpool.adaptive_max_pool(x, (3, 2)),
+])
+def test_adaptive_plan_refusal_computed_once(monkeypatch, call):
+    calls = _counting_refusal(monkeypatch, "adaptive_plan")
+    x = np.zeros((1, 1, 7, 5), np.float32)
+    with pytest.raises(BadDtypeError, match="adaptive_plan refused"):
+        call(x)
+    assert len(calls) == 1
+
+
+def test_output_allocation_checked_again_under_a_lowered_limit():
+    # 1000 planes of 2 pooled to 1: the plan is small, the int64 indices need 8000 bytes.
+    x = np.zeros((1000, 1, 2), np.uint8)
+    before = ovpool.get_memory_limit()
+    try:
+        values, indices = ovpool.max_pool(x, 2)          # allocated under the default limit
+        assert indices.nbytes == 8000
+        ovpool.set_memory_limit(5000)
+        assert ovpool.max_pool(x, 2, return_indices=False).shape == (1000, 1, 1)
+        with pytest.raises(MemoryLimitError, match="out_indices of shape .* needs 8000 bytes"):
+            ovpool.max_pool(x, 2)
+        with pytest.raises(MemoryLimitError, match="out_indices"):
+            ovpool.max_pool(x, 2)                        # refusals are not remembered
+    finally:
+        ovpool.set_memory_limit(before)
+    assert ovpool.max_pool(x, 2)[1].shape == (1000, 1, 1)
+
+
+def test_exclude_pad_pads_refused_after_the_same_windows_were_planned():
+    from ovpool.errors import BadAttributeError
+
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    # pads 2 reach the kernel 2: fine with exclude_pad=False (divisor 4 whenever pads exist)
+    got = ovpool.avg_pool(x, 2, strides=2, pads_begin=2, pads_end=2, exclude_pad=False)
+    assert got.shape == (1, 1, 4, 4) and got[0, 0, 0, 0] == 0.0 and got[0, 0, 1, 1] == 2.5
+    for _ in range(2):   # refused every time, with exclude_pad=True
+        with pytest.raises(BadAttributeError, match="not smaller than the dilated kernel 2"):
+            ovpool.avg_pool(x, 2, strides=2, pads_begin=2, pads_end=2, exclude_pad=True)
