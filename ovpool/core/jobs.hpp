@@ -22,6 +22,7 @@
 #include "average.hpp"
 #include "max.hpp"
 #include "simd/rows_avx2.hpp"
+#include "simd/widen.hpp"
 
 namespace ovpool {
 namespace core {
@@ -159,8 +160,10 @@ class MaxJob {
         with_index_ = out_index64 != nullptr || out_index32 != nullptr;
         // Small 2-D planes with indices: each window on its own (see max_plane_direct).
         direct_ = with_index_ && g_.naxes == 2 && g_.in_plane <= direct_max_plane;
-        // Two plane-sized buffers, then the row buffers of max_plane_values.
+        // Two plane-sized buffers, then the row buffers of max_plane_values, then (16-bit
+        // floats) the plane widened to float32.
         per_worker_ = 2 * g_.scratch + max_row_buffers(g_);
+        if constexpr (is_half_float<S>) per_worker_ += g_.in_plane;
         scratch_ = allocate<A>(workers * per_worker_);
         if (with_index_) index_scratch_ = allocate<std::int64_t>(workers * per_worker_);
     }
@@ -170,6 +173,21 @@ class MaxJob {
     void run(index_t plane, int worker) const noexcept {
         A* scratch = scratch_.get() + worker * per_worker_;
         const S* x = x_ + plane * g_.in_plane;
+        if constexpr (is_half_float<S>) {
+            // 16-bit floats: the kernels read the plane widened to float32 once, eight
+            // elements per instruction, instead of converting every tap on its own.
+            float* wide = scratch + per_worker_ - g_.in_plane;
+            widen_row(x, wide, g_.in_plane);
+            run_plane(static_cast<const float*>(wide), plane, worker);
+        } else {
+            run_plane(x, plane, worker);
+        }
+    }
+
+  private:
+    template <class Src>
+    void run_plane(const Src* x, index_t plane, int worker) const noexcept {
+        A* scratch = scratch_.get() + worker * per_worker_;
         S* out = out_ + plane * g_.out_plane;
         if (direct_) {
             max_plane_direct(x, out, plane, spec_, scratch,
@@ -182,7 +200,6 @@ class MaxJob {
         }
     }
 
-  private:
     const S* x_;
     S* out_;
     index_t planes_;

@@ -314,8 +314,8 @@ void max_pass(const Src* src, A* dst, const std::int64_t* src_index, std::int64_
 
 // Max-pool one plane by passes; with index_scratch also write the indices `spec` asks for.
 // scratch and index_scratch each hold two Geometry::scratch buffers.
-template <class S, class A>
-void max_plane(const S* x, S* out, index_t plane, const IndexSpec& spec, A* scratch,
+template <class Src, class S, class A>
+void max_plane(const Src* x, S* out, index_t plane, const IndexSpec& spec, A* scratch,
                std::int64_t* index_scratch, const Geometry& g, A empty_value) {
     A* dst = scratch;
     std::int64_t* dst_index = index_scratch;
@@ -358,8 +358,8 @@ void max_plane(const S* x, S* out, index_t plane, const IndexSpec& spec, A* scra
 // two reductions in the same order as max_plane's passes, so the same winners, without
 // plane-sized scratch, index passes or the final copy; for planes of a few hundred elements
 // those cost more than the reductions themselves.
-template <class S, class A>
-void max_plane_direct(const S* x, S* out, index_t plane, const IndexSpec& spec, A* column,
+template <class Src, class S, class A>
+void max_plane_direct(const Src* x, S* out, index_t plane, const IndexSpec& spec, A* column,
                       std::int64_t* column_offset, const Geometry& g, A empty_value) {
     AxisTable v = axis_table(g, 0);
     AxisTable h = axis_table(g, 1);
@@ -492,8 +492,8 @@ inline index_t max_row_buffers(const Geometry& g) {
 // axis's window are reduced into one row (in `rows`, in L1), and that row's windows are written
 // straight into the output row. No plane-sized intermediate, no final copy. `rows` holds
 // max_row_buffers(g) elements. Same taps in the same order as max_plane, so the same bits.
-template <class S, class A>
-void max_plane_values(const S* x, S* out, A* scratch, A* rows, const Geometry& g,
+template <class Src, class S, class A>
+void max_plane_values(const Src* x, S* out, A* scratch, A* rows, const Geometry& g,
                       A empty_value) {
     index_t n = g.naxes, outer = 1;
     AxisTable h = axis_table(g, n - 1);
@@ -512,7 +512,7 @@ void max_plane_values(const S* x, S* out, A* scratch, A* rows, const Geometry& g
     // float32 rows (the input's, or the passes' result) with 3-wide, stride-2 windows along the
     // last axis: the AVX2 row kernel reduces the vertical and horizontal windows in one vector
     // loop.
-    bool k3s2 = (std::is_same<A, float>::value && (n > 2 || std::is_same<S, float>::value) &&
+    bool k3s2 = (std::is_same<A, float>::value && (n > 2 || std::is_same<Src, float>::value) &&
                  h.step == 2 && h.taps == 3 && h.dil == 1 && h.hi > h.lo);
 #else
     bool k3s2 = false;
