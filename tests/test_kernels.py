@@ -137,13 +137,17 @@ def test_wide_rows_match_the_oracle(shape):
                                           ref_avg_pool(xi, kernel, 1, pads, pads))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16, "bfloat16",
+                                   np.int8])
 def test_small_planes_with_indices_match_the_oracle(dtype):
     """Small 2-D planes with indices are reduced window by window (max_plane_direct), not by
     separable passes: adaptive and strided/dilated/padded windows, ties, NaN and all-NaN
     windows, int64 and int32 indices, and indices across planes (axis 0)."""
     from reference import ref_adaptive_max_pool, ref_max_pool
 
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
     rng = np.random.default_rng(5)
     for shape in [(2, 3, 13, 17), (1, 2, 5, 7), (2, 2, 32, 32)]:
         x = rng.integers(-3, 4, size=shape).astype(dtype)  # many ties

@@ -165,7 +165,11 @@ class MaxJob {
         per_worker_ = 2 * g_.scratch + max_row_buffers(g_);
         if constexpr (is_half_float<S>) per_worker_ += g_.in_plane;
         scratch_ = allocate<A>(workers * per_worker_);
-        if (with_index_) index_scratch_ = allocate<std::int64_t>(workers * per_worker_);
+        if (direct_) {
+            direct_offsets_ = allocate<std::int32_t>(workers * direct_buffer(g_));
+        } else if (with_index_) {
+            index_scratch_ = allocate<std::int64_t>(workers * per_worker_);
+        }
     }
 
     index_t items() const { return planes_; }
@@ -191,7 +195,8 @@ class MaxJob {
         S* out = out_ + plane * g_.out_plane;
         if (direct_) {
             max_plane_direct(x, out, plane, spec_, scratch,
-                             index_scratch_.get() + worker * per_worker_, g_, empty_value_);
+                             direct_offsets_.get() + worker * direct_buffer(g_), g_,
+                             empty_value_);
         } else if (with_index_) {
             max_plane(x, out, plane, spec_, scratch, index_scratch_.get() + worker * per_worker_,
                       g_, empty_value_);
@@ -211,6 +216,7 @@ class MaxJob {
     index_t per_worker_ = 0;
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<std::int64_t[]> index_scratch_;
+    std::unique_ptr<std::int32_t[]> direct_offsets_;  // max_plane_direct's offsets
 };
 
 }  // namespace OVPOOL_CORE_ISA

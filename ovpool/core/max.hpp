@@ -17,6 +17,7 @@
 #include "geometry.hpp"
 #include "types.hpp"
 #include "simd/rows_avx2.hpp"
+#include "simd/max_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -354,72 +355,114 @@ void max_plane(const Src* x, S* out, index_t plane, const IndexSpec& spec, A* sc
 
 // Max-pool one small 2-D plane with indices, one output row at a time: the rows of the
 // vertical window are reduced into `column` (value) and `column_offset` (its plane offset),
-// each at least the last axis long, then each window of that row is read from there. The same
-// two reductions in the same order as max_plane's passes, so the same winners, without
+// then the windows of that row are read from there into `column + width` and
+// `column_offset + width`, and written out. Both buffers hold direct_buffer(g) elements. The
+// same two reductions in the same order as max_plane's passes, so the same winners, without
 // plane-sized scratch, index passes or the final copy; for planes of a few hundred elements
-// those cost more than the reductions themselves.
+// those cost more than the reductions themselves. Offsets are int32 (the plane is at most
+// direct_max_plane elements), so that values and offsets fill vectors of the same length.
 template <class Src, class S, class A>
 void max_plane_direct(const Src* x, S* out, index_t plane, const IndexSpec& spec, A* column,
-                      std::int64_t* column_offset, const Geometry& g, A empty_value) {
+                      std::int32_t* column_offset, const Geometry& g, A empty_value) {
     AxisTable v = axis_table(g, 0);
     AxisTable h = axis_table(g, 1);
-    index_t k = 0, width = h.length;
+    const index_t width = h.length;
+    A* best = column + width;
+    std::int32_t* best_offset = column_offset + width;
     std::int64_t base = (plane % spec.plane_modulus) * g.in_plane;
     std::int64_t offset_modulus = spec.offset_modulus;
     bool wrap = offset_modulus < g.in_plane;
     // In locals, as in max_plane: the int64 stores could alias them otherwise.
-    const index_t out_plane = g.out_plane;
-    std::int64_t* const out64 = spec.out64;
-    std::int32_t* const out32 = spec.out32;
+    const index_t out_len = h.out_len;
+    std::int64_t* const out64 = spec.out64 != nullptr ? spec.out64 + plane * g.out_plane : nullptr;
+    std::int32_t* const out32 = spec.out32 != nullptr ? spec.out32 + plane * g.out_plane : nullptr;
     for (index_t i = 0; i < v.out_len; ++i) {
         index_t rows = v.count[i];
-        if (rows > 0) {
-            index_t row = v.begin[i] * width;
+        S* out_row = out + i * out_len;
+        if (rows == 0) {
+            for (index_t j = 0; j < out_len; ++j) {
+                best[j] = empty_value;
+                best_offset[j] = 0;
+            }
+        } else {
+            std::int32_t row = static_cast<std::int32_t>(v.begin[i] * width);
             for (index_t c = 0; c < width; ++c) {
                 column[c] = load<A>(x[row + c]);
-                column_offset[c] = row + c;
+                column_offset[c] = row + static_cast<std::int32_t>(c);
             }
             for (index_t a = 1; a < rows; ++a) {
                 // Later rows have larger offsets: ties keep the earlier one.
-                row = (v.begin[i] + a * v.dil) * width;
+                row = static_cast<std::int32_t>((v.begin[i] + a * v.dil) * width);
                 for (index_t c = 0; c < width; ++c) {
                     A value = load<A>(x[row + c]);
                     bool better = replaces(value, column[c]);
                     column[c] = better ? value : column[c];
-                    column_offset[c] = better ? (row + c) : column_offset[c];
+                    column_offset[c] = better ? row + static_cast<std::int32_t>(c)
+                                              : column_offset[c];
                 }
             }
-        }
-        for (index_t j = 0; j < h.out_len; ++j) {
-            index_t cols = h.count[j];
-            A best;
-            std::int64_t best_offset;
-            if (rows == 0 || cols == 0) {
-                best = empty_value;
-                best_offset = 0;
-            } else {
+            index_t lo = 0, hi = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+            if constexpr (std::is_same<A, float>::value) {
+                if (h.hi > h.lo) {
+                    lo = h.lo;
+                    hi = h.hi;
+                    simd::max_windows_indexed8(column, column_offset, best + lo,
+                                               best_offset + lo, h.begin[lo], h.step, h.taps,
+                                               h.dil, hi - lo);
+                }
+            }
+#endif
+            for (index_t j = 0; j < out_len; ++j) {
+                if (j == lo && hi > lo) {
+                    j = hi - 1;
+                    continue;
+                }
+                index_t cols = h.count[j];
+                if (cols == 0) {
+                    best[j] = empty_value;
+                    best_offset[j] = 0;
+                    continue;
+                }
                 index_t position = h.begin[j];
-                best = column[position];
-                best_offset = column_offset[position];
+                A value = column[position];
+                std::int32_t offset = column_offset[position];
                 for (index_t b = 1; b < cols; ++b) {
                     position = h.begin[j] + b * h.dil;
-                    bool better = replaces_at(column[position], column_offset[position], best,
-                                              best_offset);
-                    best = better ? column[position] : best;
-                    best_offset = better ? column_offset[position] : best_offset;
+                    bool better = replaces_at(column[position],
+                                              std::int64_t{column_offset[position]}, value,
+                                              std::int64_t{offset});
+                    value = better ? column[position] : value;
+                    offset = better ? column_offset[position] : offset;
+                }
+                best[j] = value;
+                best_offset[j] = offset;
+            }
+        }
+        for (index_t j = 0; j < out_len; ++j) out_row[j] = store<S>(best[j]);
+        std::int64_t* index64 = out64 != nullptr ? out64 + i * out_len : nullptr;
+        std::int32_t* index32 = out32 != nullptr ? out32 + i * out_len : nullptr;
+        if (wrap) {
+            for (index_t j = 0; j < out_len; ++j) {
+                std::int64_t index = base + best_offset[j] % offset_modulus;
+                if (index64 != nullptr) {
+                    index64[j] = index;
+                } else {
+                    index32[j] = static_cast<std::int32_t>(index);
                 }
             }
-            out[k] = store<S>(best);
-            std::int64_t index = base + (wrap ? best_offset % offset_modulus : best_offset);
-            if (out64 != nullptr) {
-                out64[plane * out_plane + k] = index;
-            } else {
-                out32[plane * out_plane + k] = static_cast<std::int32_t>(index);
+        } else if (index64 != nullptr) {
+            for (index_t j = 0; j < out_len; ++j) index64[j] = base + best_offset[j];
+        } else {
+            for (index_t j = 0; j < out_len; ++j) {
+                index32[j] = static_cast<std::int32_t>(base + best_offset[j]);
             }
-            k += 1;
         }
     }
 }
+
+// Elements of each of max_plane_direct's two buffers.
+inline index_t direct_buffer(const Geometry& g) { return g.length[1] + g.output[1]; }
 
 template <class A>
 inline A max_of_rows3(const A* r0, const A* r1, const A* r2, index_t i) {
