@@ -137,13 +137,17 @@ def test_wide_rows_match_the_oracle(shape):
                                           ref_avg_pool(xi, kernel, 1, pads, pads))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16, "bfloat16",
+                                   np.int8])
 def test_small_planes_with_indices_match_the_oracle(dtype):
     """Small 2-D planes with indices are reduced window by window (max_plane_direct), not by
     separable passes: adaptive and strided/dilated/padded windows, ties, NaN and all-NaN
     windows, int64 and int32 indices, and indices across planes (axis 0)."""
     from reference import ref_adaptive_max_pool, ref_max_pool
 
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
     rng = np.random.default_rng(5)
     for shape in [(2, 3, 13, 17), (1, 2, 5, 7), (2, 2, 32, 32)]:
         x = rng.integers(-3, 4, size=shape).astype(dtype)  # many ties
@@ -164,6 +168,47 @@ def test_small_planes_with_indices_match_the_oracle(dtype):
             got32 = ovpool.max_pool(x, k, s, p, p, d, index_element_type="i32")[1]
             np.testing.assert_array_equal(got32, ref_max_pool(x, k, s, p, p, d)[1])
             assert got32.dtype == np.int32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int8,
+                                   np.uint8, np.int32, np.int64])
+def test_tiny_planes_match_the_oracle(dtype):
+    """Planes of at most a hundred-odd elements are pooled sixteen planes at a time through one
+    table of every window's taps (max_planes_taps): 1 to 3 spatial axes, plane counts that
+    are not a multiple of the group or of the work item, ties, NaN and all-NaN windows,
+    signed zeros, empty windows (padding past the input), adaptive windows, int64 and int32
+    indices, indices across planes and within them, and values alone."""
+    from reference import ref_adaptive_max_pool, ref_max_pool
+
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
+    rng = np.random.default_rng(29)
+    floating = not np.issubdtype(np.dtype(dtype), np.integer)
+    for shape in [(3, 7, 5, 7), (1, 300, 11, 11), (2, 9, 23), (2, 5, 3, 4, 5), (1, 17, 2, 3)]:
+        x = rng.integers(0 if dtype == np.uint8 else -3, 4, size=shape).astype(dtype)
+        if floating:
+            x[rng.random(shape) < 0.15] = np.nan
+            x.reshape(shape[0] * shape[1], -1)[0, :6] = np.nan  # whole-NaN windows
+            x[x == 0] = -0.0
+            x.reshape(-1)[rng.random(x.size) < 0.1] = 0.0      # +0 ties with -0
+        rank = len(shape) - 2
+        for size in [(2,) * rank, (1,) * rank, shape[2:], tuple(n + 3 for n in shape[2:])]:
+            want, want_index = ref_adaptive_max_pool(x, size)
+            got, got_index = ovpool.adaptive_max_pool(x, size, index_element_type="i32")
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+            np.testing.assert_array_equal(got_index, want_index)
+        for k, s, pb, pe, d in [(3, 2, 1, 1, 1), (2, 1, 0, 0, 1), (2, 2, 0, 3, 2), (1, 3, 0, 0, 1)]:
+            for axis in (0, 2):
+                want, want_index = ref_max_pool(x, k, s, pb, pe, d, axis=axis,
+                                                rounding_type="ceil_torch")
+                got, got_index = ovpool.max_pool(x, k, s, pb, pe, d, axis=axis,
+                                                 rounding_type="ceil_torch")
+                np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+                np.testing.assert_array_equal(got_index, want_index)
+            got = ovpool.max_pool(x, k, s, pb, pe, d, return_indices=False,
+                                  rounding_type="ceil_torch")
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
 def test_three_wide_stride2_rows_match_the_oracle():

@@ -22,6 +22,7 @@
 #include "average.hpp"
 #include "max.hpp"
 #include "simd/rows_avx2.hpp"
+#include "simd/widen.hpp"
 
 namespace ovpool {
 namespace core {
@@ -150,30 +151,83 @@ class MaxJob {
            std::int32_t* out_index32, std::int64_t plane_modulus, std::int64_t offset_modulus,
            double empty_value, int workers)
         : x_(x), out_(out), planes_(planes), g_(make_geometry(packed)),
-          empty_value_(static_cast<A>(empty_value)) {
+          empty_value_(static_cast<A>(empty_value)), items_(planes) {
         spec_.out64 = out_index64;
         spec_.out32 = out_index32;
         spec_.plane_modulus = plane_modulus;
         spec_.offset_modulus = offset_modulus;
         if (workers < 1) workers = 1;
         with_index_ = out_index64 != nullptr || out_index32 != nullptr;
+        if (g_.in_plane <= tiny_max_plane && tap_table_size(g_, tiny_max_taps) <= tiny_max_taps) {
+            // Tiny planes: tiny_lanes planes side by side through one tap table.
+            tiny_ = true;
+            taps_ = make_tap_table(g_, offset_modulus);
+            items_ = (planes + tiny_block_planes - 1) / tiny_block_planes;
+            return;
+        }
         // Small 2-D planes with indices: each window on its own (see max_plane_direct).
         direct_ = with_index_ && g_.naxes == 2 && g_.in_plane <= direct_max_plane;
-        // Two plane-sized buffers, then the row buffers of max_plane_values.
+        // Two plane-sized buffers, then the row buffers of max_plane_values, then (16-bit
+        // floats) the plane widened to float32.
         per_worker_ = 2 * g_.scratch + max_row_buffers(g_);
+        if constexpr (is_half_float<S>) per_worker_ += g_.in_plane;
         scratch_ = allocate<A>(workers * per_worker_);
-        if (with_index_) index_scratch_ = allocate<std::int64_t>(workers * per_worker_);
+        if (direct_) {
+            direct_offsets_ = allocate<std::int32_t>(workers * direct_buffer(g_));
+        } else if (with_index_) {
+            index_scratch_ = allocate<std::int64_t>(workers * per_worker_);
+        }
     }
 
-    index_t items() const { return planes_; }
+    index_t items() const { return items_; }
 
-    void run(index_t plane, int worker) const noexcept {
+    void run(index_t item, int worker) const noexcept {
+        if (tiny_) {
+            run_tiny(item);
+            return;
+        }
+        index_t plane = item;
         A* scratch = scratch_.get() + worker * per_worker_;
         const S* x = x_ + plane * g_.in_plane;
+        if constexpr (is_half_float<S>) {
+            // 16-bit floats: the kernels read the plane widened to float32 once, eight
+            // elements per instruction, instead of converting every tap on its own.
+            float* wide = scratch + per_worker_ - g_.in_plane;
+            widen_row(x, wide, g_.in_plane);
+            run_plane(static_cast<const float*>(wide), plane, worker);
+        } else {
+            run_plane(x, plane, worker);
+        }
+    }
+
+  private:
+    void run_tiny(index_t item) const noexcept {
+        index_t end = std::min(planes_, (item + 1) * tiny_block_planes);
+        for (index_t p = item * tiny_block_planes; p < end; p += tiny_lanes) {
+            index_t count = std::min(tiny_lanes, end - p);
+            const S* x = x_ + p * g_.in_plane;
+            S* out = out_ + p * g_.out_plane;
+            if (spec_.out64 != nullptr) {
+                max_planes_taps(x, out, spec_.out64 + p * g_.out_plane, p, count, spec_, taps_,
+                                g_, empty_value_);
+            } else if (spec_.out32 != nullptr) {
+                max_planes_taps(x, out, spec_.out32 + p * g_.out_plane, p, count, spec_, taps_,
+                                g_, empty_value_);
+            } else {
+                max_planes_taps(x, out, static_cast<std::int32_t*>(nullptr), p, count, spec_,
+                                taps_, g_, empty_value_);
+            }
+        }
+    }
+
+    template <class Src>
+    void run_plane(const Src* x, index_t plane, int worker) const noexcept {
+        A* scratch = scratch_.get() + worker * per_worker_;
         S* out = out_ + plane * g_.out_plane;
         if (direct_) {
             max_plane_direct(x, out, plane, spec_, scratch,
-                             index_scratch_.get() + worker * per_worker_, g_, empty_value_);
+                             direct_offsets_.get() + worker * direct_buffer(g_), g_,
+                             empty_value_);
         } else if (with_index_) {
             max_plane(x, out, plane, spec_, scratch, index_scratch_.get() + worker * per_worker_,
                       g_, empty_value_);
@@ -182,7 +236,6 @@ class MaxJob {
         }
     }
 
-  private:
     const S* x_;
     S* out_;
     index_t planes_;
@@ -191,9 +244,13 @@ class MaxJob {
     A empty_value_;
     bool with_index_ = false;
     bool direct_ = false;
+    bool tiny_ = false;
+    index_t items_ = 0;
+    TapTable taps_;  // tiny planes: every window's taps
     index_t per_worker_ = 0;
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<std::int64_t[]> index_scratch_;
+    std::unique_ptr<std::int32_t[]> direct_offsets_;  // max_plane_direct's offsets
 };
 
 }  // namespace OVPOOL_CORE_ISA

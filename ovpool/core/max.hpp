@@ -11,12 +11,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "config.hpp"
 #include "geometry.hpp"
 #include "types.hpp"
 #include "simd/rows_avx2.hpp"
+#include "simd/max_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -314,8 +317,8 @@ void max_pass(const Src* src, A* dst, const std::int64_t* src_index, std::int64_
 
 // Max-pool one plane by passes; with index_scratch also write the indices `spec` asks for.
 // scratch and index_scratch each hold two Geometry::scratch buffers.
-template <class S, class A>
-void max_plane(const S* x, S* out, index_t plane, const IndexSpec& spec, A* scratch,
+template <class Src, class S, class A>
+void max_plane(const Src* x, S* out, index_t plane, const IndexSpec& spec, A* scratch,
                std::int64_t* index_scratch, const Geometry& g, A empty_value) {
     A* dst = scratch;
     std::int64_t* dst_index = index_scratch;
@@ -354,69 +357,229 @@ void max_plane(const S* x, S* out, index_t plane, const IndexSpec& spec, A* scra
 
 // Max-pool one small 2-D plane with indices, one output row at a time: the rows of the
 // vertical window are reduced into `column` (value) and `column_offset` (its plane offset),
-// each at least the last axis long, then each window of that row is read from there. The same
-// two reductions in the same order as max_plane's passes, so the same winners, without
+// then the windows of that row are read from there into `column + width` and
+// `column_offset + width`, and written out. Both buffers hold direct_buffer(g) elements. The
+// same two reductions in the same order as max_plane's passes, so the same winners, without
 // plane-sized scratch, index passes or the final copy; for planes of a few hundred elements
-// those cost more than the reductions themselves.
-template <class S, class A>
-void max_plane_direct(const S* x, S* out, index_t plane, const IndexSpec& spec, A* column,
-                      std::int64_t* column_offset, const Geometry& g, A empty_value) {
+// those cost more than the reductions themselves. Offsets are int32 (the plane is at most
+// direct_max_plane elements), so that values and offsets fill vectors of the same length.
+template <class Src, class S, class A>
+void max_plane_direct(const Src* x, S* out, index_t plane, const IndexSpec& spec, A* column,
+                      std::int32_t* column_offset, const Geometry& g, A empty_value) {
     AxisTable v = axis_table(g, 0);
     AxisTable h = axis_table(g, 1);
-    index_t k = 0, width = h.length;
+    const index_t width = h.length;
+    A* best = column + width;
+    std::int32_t* best_offset = column_offset + width;
     std::int64_t base = (plane % spec.plane_modulus) * g.in_plane;
     std::int64_t offset_modulus = spec.offset_modulus;
     bool wrap = offset_modulus < g.in_plane;
     // In locals, as in max_plane: the int64 stores could alias them otherwise.
-    const index_t out_plane = g.out_plane;
-    std::int64_t* const out64 = spec.out64;
-    std::int32_t* const out32 = spec.out32;
+    const index_t out_len = h.out_len;
+    std::int64_t* const out64 = spec.out64 != nullptr ? spec.out64 + plane * g.out_plane : nullptr;
+    std::int32_t* const out32 = spec.out32 != nullptr ? spec.out32 + plane * g.out_plane : nullptr;
     for (index_t i = 0; i < v.out_len; ++i) {
         index_t rows = v.count[i];
-        if (rows > 0) {
-            index_t row = v.begin[i] * width;
+        S* out_row = out + i * out_len;
+        if (rows == 0) {
+            for (index_t j = 0; j < out_len; ++j) {
+                best[j] = empty_value;
+                best_offset[j] = 0;
+            }
+        } else {
+            std::int32_t row = static_cast<std::int32_t>(v.begin[i] * width);
             for (index_t c = 0; c < width; ++c) {
                 column[c] = load<A>(x[row + c]);
-                column_offset[c] = row + c;
+                column_offset[c] = row + static_cast<std::int32_t>(c);
             }
             for (index_t a = 1; a < rows; ++a) {
                 // Later rows have larger offsets: ties keep the earlier one.
-                row = (v.begin[i] + a * v.dil) * width;
+                row = static_cast<std::int32_t>((v.begin[i] + a * v.dil) * width);
                 for (index_t c = 0; c < width; ++c) {
                     A value = load<A>(x[row + c]);
                     bool better = replaces(value, column[c]);
                     column[c] = better ? value : column[c];
-                    column_offset[c] = better ? (row + c) : column_offset[c];
+                    column_offset[c] = better ? row + static_cast<std::int32_t>(c)
+                                              : column_offset[c];
+                }
+            }
+            index_t lo = 0, hi = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+            if constexpr (std::is_same<A, float>::value) {
+                if (h.hi > h.lo) {
+                    lo = h.lo;
+                    hi = h.hi;
+                    simd::max_windows_indexed8(column, column_offset, best + lo,
+                                               best_offset + lo, h.begin[lo], h.step, h.taps,
+                                               h.dil, hi - lo);
+                }
+            }
+#endif
+            for (index_t j = 0; j < out_len; ++j) {
+                if (j == lo && hi > lo) {
+                    j = hi - 1;
+                    continue;
+                }
+                index_t cols = h.count[j];
+                if (cols == 0) {
+                    best[j] = empty_value;
+                    best_offset[j] = 0;
+                    continue;
+                }
+                index_t position = h.begin[j];
+                A value = column[position];
+                std::int32_t offset = column_offset[position];
+                for (index_t b = 1; b < cols; ++b) {
+                    position = h.begin[j] + b * h.dil;
+                    bool better = replaces_at(column[position],
+                                              std::int64_t{column_offset[position]}, value,
+                                              std::int64_t{offset});
+                    value = better ? column[position] : value;
+                    offset = better ? column_offset[position] : offset;
+                }
+                best[j] = value;
+                best_offset[j] = offset;
+            }
+        }
+        for (index_t j = 0; j < out_len; ++j) out_row[j] = store<S>(best[j]);
+        std::int64_t* index64 = out64 != nullptr ? out64 + i * out_len : nullptr;
+        std::int32_t* index32 = out32 != nullptr ? out32 + i * out_len : nullptr;
+        if (wrap) {
+            for (index_t j = 0; j < out_len; ++j) {
+                std::int64_t index = base + best_offset[j] % offset_modulus;
+                if (index64 != nullptr) {
+                    index64[j] = index;
+                } else {
+                    index32[j] = static_cast<std::int32_t>(index);
+                }
+            }
+        } else if (index64 != nullptr) {
+            for (index_t j = 0; j < out_len; ++j) index64[j] = base + best_offset[j];
+        } else {
+            for (index_t j = 0; j < out_len; ++j) {
+                index32[j] = static_cast<std::int32_t>(base + best_offset[j]);
+            }
+        }
+    }
+}
+
+// Elements of each of max_plane_direct's two buffers.
+inline index_t direct_buffer(const Geometry& g) { return g.length[1] + g.output[1]; }
+
+// The taps of every output of a tiny plane, each window's in row-major order, as one flat
+// table: output k reads plane offsets offset[first[k] .. first[k + 1]); index[i] is
+// offset[i] % offset_modulus, the part of an output index the tap contributes.
+struct TapTable {
+    std::unique_ptr<index_t[]> first;
+    std::unique_ptr<index_t[]> offset;
+    std::unique_ptr<std::int64_t[]> index;
+};
+
+// Taps of the whole table (the sum over outputs of their window sizes), or a number above
+// `limit` once it is known to exceed it.
+inline index_t tap_table_size(const Geometry& g, index_t limit) {
+    index_t total = 0;
+    std::vector<index_t> at(static_cast<std::size_t>(g.naxes), 0);
+    for (index_t k = 0; k < g.out_plane; ++k) {
+        index_t taps = 1;
+        for (index_t a = 0; a < g.naxes; ++a) taps *= g.count[g.offset[a] + at[a]];
+        total += taps;
+        if (total > limit) return total;
+        for (index_t a = g.naxes - 1; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
+    }
+    return total;
+}
+
+inline TapTable make_tap_table(const Geometry& g, std::int64_t offset_modulus) {
+    TapTable t;
+    index_t n = g.naxes;
+    t.first.reset(new index_t[static_cast<std::size_t>(g.out_plane + 1)]);
+    index_t total = tap_table_size(g, tiny_max_taps);
+    t.offset.reset(new index_t[static_cast<std::size_t>(total > 0 ? total : 1)]);
+    t.index.reset(new std::int64_t[static_cast<std::size_t>(total > 0 ? total : 1)]);
+    std::vector<index_t> at(static_cast<std::size_t>(n), 0), tap(static_cast<std::size_t>(n));
+    std::vector<index_t> stride(static_cast<std::size_t>(n), 1);
+    for (index_t a = n - 2; a >= 0; --a) stride[a] = stride[a + 1] * g.length[a + 1];
+    index_t i = 0;
+    for (index_t k = 0; k < g.out_plane; ++k) {
+        t.first[k] = i;
+        bool empty = false;
+        for (index_t a = 0; a < n; ++a) {
+            empty = empty || g.count[g.offset[a] + at[a]] == 0;
+            tap[a] = 0;
+        }
+        while (!empty) {
+            index_t position = 0;
+            for (index_t a = 0; a < n; ++a) {
+                position += (g.begin[g.offset[a] + at[a]] + tap[a] * g.dilation[a]) * stride[a];
+            }
+            t.offset[i] = position;
+            t.index[i] = position % offset_modulus;
+            i += 1;
+            index_t a = n - 1;
+            for (; a >= 0 && ++tap[a] == g.count[g.offset[a] + at[a]]; --a) tap[a] = 0;
+            if (a < 0) break;
+        }
+        for (index_t a = n - 1; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
+    }
+    t.first[g.out_plane] = i;
+    return t;
+}
+
+// Planes [0, count) of x (count at most tiny_lanes) pooled through the tap table, the planes
+// side by side: for each output, each tap is compared across all the planes at once, so that
+// the per-window work (and its loop set-up) is paid once per group of planes, and the loop over
+// planes has no dependency between iterations. Taps run in row-major window order and a later
+// tap replaces only a strictly better value, so the winner is the one max_plane picks: the
+// best value, NaN losing to any number, ties (and all-NaN windows) to the smallest offset.
+// With index_out, indices go to index_out[(plane) * out_plane + k] (int64 or int32).
+template <class Src, class S, class A, class I>
+void max_planes_taps(const Src* x, S* out, I* index_out, index_t first_plane, index_t count,
+                     const IndexSpec& spec, const TapTable& t, const Geometry& g,
+                     A empty_value) {
+    const index_t in_plane = g.in_plane, out_plane = g.out_plane;
+    // Every lane is combined whether or not it holds a plane (`count` may be below
+    // tiny_lanes), so that the combining loops have a fixed length and vectorise; the strided
+    // loads go into `value` first, so that those loops read contiguous lanes.
+    A best[tiny_lanes] = {};
+    A value[tiny_lanes] = {};
+    std::int64_t best_index[tiny_lanes] = {};
+    std::int64_t base[tiny_lanes];
+    for (index_t p = 0; p < count; ++p) {
+        base[p] = ((first_plane + p) % spec.plane_modulus) * in_plane;
+    }
+    const index_t* offset = t.offset.get();
+    const std::int64_t* tap_index = t.index.get();
+    for (index_t k = 0; k < out_plane; ++k) {
+        index_t i = t.first[k], end = t.first[k + 1];
+        if (i == end) {
+            for (index_t p = 0; p < count; ++p) {
+                best[p] = empty_value;
+                best_index[p] = 0;
+            }
+        } else {
+            const Src* tap = x + offset[i];
+            std::int64_t tap_at = tap_index[i];
+            for (index_t p = 0; p < count; ++p) {
+                best[p] = load<A>(tap[p * in_plane]);
+                best_index[p] = tap_at;
+            }
+            for (++i; i < end; ++i) {
+                tap = x + offset[i];
+                tap_at = tap_index[i];
+                for (index_t p = 0; p < count; ++p) value[p] = load<A>(tap[p * in_plane]);
+                for (index_t p = 0; p < tiny_lanes; ++p) {
+                    bool better = replaces(value[p], best[p]);
+                    best[p] = better ? value[p] : best[p];
+                    best_index[p] = better ? tap_at : best_index[p];
                 }
             }
         }
-        for (index_t j = 0; j < h.out_len; ++j) {
-            index_t cols = h.count[j];
-            A best;
-            std::int64_t best_offset;
-            if (rows == 0 || cols == 0) {
-                best = empty_value;
-                best_offset = 0;
-            } else {
-                index_t position = h.begin[j];
-                best = column[position];
-                best_offset = column_offset[position];
-                for (index_t b = 1; b < cols; ++b) {
-                    position = h.begin[j] + b * h.dil;
-                    bool better = replaces_at(column[position], column_offset[position], best,
-                                              best_offset);
-                    best = better ? column[position] : best;
-                    best_offset = better ? column_offset[position] : best_offset;
-                }
+        for (index_t p = 0; p < count; ++p) out[p * out_plane + k] = store<S>(best[p]);
+        if (index_out != nullptr) {
+            for (index_t p = 0; p < count; ++p) {
+                index_out[p * out_plane + k] = static_cast<I>(base[p] + best_index[p]);
             }
-            out[k] = store<S>(best);
-            std::int64_t index = base + (wrap ? best_offset % offset_modulus : best_offset);
-            if (out64 != nullptr) {
-                out64[plane * out_plane + k] = index;
-            } else {
-                out32[plane * out_plane + k] = static_cast<std::int32_t>(index);
-            }
-            k += 1;
         }
     }
 }
@@ -492,8 +655,8 @@ inline index_t max_row_buffers(const Geometry& g) {
 // axis's window are reduced into one row (in `rows`, in L1), and that row's windows are written
 // straight into the output row. No plane-sized intermediate, no final copy. `rows` holds
 // max_row_buffers(g) elements. Same taps in the same order as max_plane, so the same bits.
-template <class S, class A>
-void max_plane_values(const S* x, S* out, A* scratch, A* rows, const Geometry& g,
+template <class Src, class S, class A>
+void max_plane_values(const Src* x, S* out, A* scratch, A* rows, const Geometry& g,
                       A empty_value) {
     index_t n = g.naxes, outer = 1;
     AxisTable h = axis_table(g, n - 1);
@@ -512,7 +675,7 @@ void max_plane_values(const S* x, S* out, A* scratch, A* rows, const Geometry& g
     // float32 rows (the input's, or the passes' result) with 3-wide, stride-2 windows along the
     // last axis: the AVX2 row kernel reduces the vertical and horizontal windows in one vector
     // loop.
-    bool k3s2 = (std::is_same<A, float>::value && (n > 2 || std::is_same<S, float>::value) &&
+    bool k3s2 = (std::is_same<A, float>::value && (n > 2 || std::is_same<Src, float>::value) &&
                  h.step == 2 && h.taps == 3 && h.dil == 1 && h.hi > h.lo);
 #else
     bool k3s2 = false;

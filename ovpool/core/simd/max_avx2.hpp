@@ -1,0 +1,92 @@
+// AVX2 kernels for max pooling with indices over float32 rows (float32, and float16 / bfloat16
+// widened to float32): eight windows at a time, each lane carrying its window's best value and
+// that value's plane offset (int32: the planes these serve are small), so the comparisons and
+// the first-maximum rule run in vector registers instead of one window at a time.
+//
+// Bit-identical to the generic path: replaces_at8 is replaces_at lane by lane, and each lane
+// visits the same taps in the same order.
+//
+// Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
+#ifndef OVPOOL_CORE_SIMD_MAX_AVX2_HPP
+#define OVPOOL_CORE_SIMD_MAX_AVX2_HPP
+
+#include <cstdint>
+
+#include "../config.hpp"
+
+#if OVPOOL_CORE_HAVE_AVX2
+#include <immintrin.h>
+
+#include "rows_avx2.hpp"
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+namespace simd {
+
+// Lanes where (value, index) beats (best, best_index) under replaces_at: a larger value, a
+// number against a NaN, and among equal values (or two NaNs) the smaller index.
+inline __m256 replaces_at8(__m256 value, __m256i index, __m256 best, __m256i best_index) {
+    __m256 value_nan = _mm256_cmp_ps(value, value, _CMP_UNORD_Q);
+    __m256 best_nan = _mm256_cmp_ps(best, best, _CMP_UNORD_Q);
+    __m256 tie = _mm256_or_ps(_mm256_cmp_ps(value, best, _CMP_EQ_OQ),
+                              _mm256_and_ps(value_nan, best_nan));
+    __m256 earlier = _mm256_castsi256_ps(_mm256_cmpgt_epi32(best_index, index));
+    __m256 larger = _mm256_or_ps(_mm256_cmp_ps(value, best, _CMP_GT_OQ), best_nan);
+    return _mm256_or_ps(_mm256_and_ps(tie, earlier), _mm256_andnot_ps(tie, larger));
+}
+
+// Windows j in [0, windows) of a row of values `row` and their offsets `row_offset`: window j
+// has `taps` taps, the first at first + j * step, then every `dil`. best[j] and best_offset[j]
+// get its winner, taps combined in window order with replaces_at.
+inline void max_windows_indexed8(const float* row, const std::int32_t* row_offset, float* best,
+                                 std::int32_t* best_offset, index_t first, index_t step,
+                                 index_t taps, index_t dil, index_t windows) {
+    const __m256i lane_step = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                 _mm256_set1_epi32(static_cast<int>(step)));
+    const __m256i tap_step = _mm256_set1_epi32(static_cast<int>(dil));
+    for (index_t j = 0; j < windows; j += 8) {
+        index_t lanes = windows - j < 8 ? windows - j : 8;
+        __m256i mask = lanes_below(lanes);
+        __m256i at = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(first + j * step)),
+                                      lane_step);
+        // Lanes past `lanes` read nothing (masked gathers) and are not stored.
+        __m256 value = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, at,
+                                                _mm256_castsi256_ps(mask), 4);
+        __m256i index = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), row_offset, at,
+                                                    mask, 4);
+        for (index_t t = 1; t < taps; ++t) {
+            at = _mm256_add_epi32(at, tap_step);
+            __m256 candidate = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, at,
+                                                        _mm256_castsi256_ps(mask), 4);
+            __m256i candidate_index = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
+                                                                  row_offset, at, mask, 4);
+            __m256 take = replaces_at8(candidate, candidate_index, value, index);
+            value = _mm256_blendv_ps(value, candidate, take);
+            index = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(index),
+                                                         _mm256_castsi256_ps(candidate_index),
+                                                         take));
+        }
+        if (lanes == 8) {
+            _mm256_storeu_ps(best + j, value);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(best_offset + j), index);
+        } else {
+            float values[8];
+            std::int32_t indices[8];
+            _mm256_storeu_ps(values, value);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices), index);
+            for (index_t i = 0; i < lanes; ++i) {
+                best[j + i] = values[i];
+                best_offset[j + i] = indices[i];
+            }
+        }
+    }
+}
+
+}  // namespace simd
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif  // OVPOOL_CORE_HAVE_AVX2
+#endif

@@ -1,0 +1,55 @@
+// 16-bit floats widened to float32 eight at a time, for kernels that would otherwise convert
+// every tap on its own (a scalar conversion per element also keeps the compiler from
+// vectorising the loop around it, which then branches on every comparison).
+//
+// Exact in both directions of the question that matters: float16 and bfloat16 values are all
+// float32 values, and the AVX2 build's vector conversion (F16C) is the instruction behind its
+// scalar load<float>(f16), NaN payloads included; the baseline build converts with load().
+// So a kernel that reads the widened float32 row gets the same bits as one reading the 16-bit
+// storage through load<float>.
+#ifndef OVPOOL_CORE_SIMD_WIDEN_HPP
+#define OVPOOL_CORE_SIMD_WIDEN_HPP
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../config.hpp"
+#include "../types.hpp"
+
+#if OVPOOL_CORE_HAVE_AVX2
+#include <immintrin.h>
+#endif
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+
+// True for the storage types whose kernels read float32 rows widened by widen_row.
+template <class S>
+constexpr bool is_half_float = std::is_same<S, f16>::value || std::is_same<S, bf16>::value;
+
+// dst[0 .. n) = load<float>(src[i]).
+template <class S>
+inline void widen_row(const S* src, float* dst, index_t n) {
+    static_assert(is_half_float<S>, "widen_row takes float16 or bfloat16 storage");
+    index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    for (; i + 8 <= n; i += 8) {
+        __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        __m256 wide;
+        if constexpr (std::is_same<S, f16>::value) {
+            wide = _mm256_cvtph_ps(bits);
+        } else {
+            wide = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+        }
+        _mm256_storeu_ps(dst + i, wide);
+    }
+#endif
+    for (; i < n; ++i) dst[i] = load<float>(src[i]);
+}
+
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif
