@@ -20,6 +20,7 @@
 #include "config.hpp"
 #include "geometry.hpp"
 #include "types.hpp"
+#include "simd/average_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -211,34 +212,28 @@ inline wide_t divide_round_even_wide(wide_t total, std::int64_t divisor) {
     return quotient;
 }
 
-// The same for |total| < 2^52 without an integer division (tens of cycles; a 128-bit one
-// is a library call): total and divisor are exact as doubles (`real` is the divisor), so
-// their rounded quotient, truncated, is within one of the truncated integer quotient; the
-// remainder, computed exactly in integers, says which, and then how to round. Exact, so the
-// same result as divide_round_even_wide in every build.
+// Round a double to the nearest integer, ties to even, for |value| <= 2^51: adding 1.5 * 2^52
+// leaves no fraction bits, so the addition itself rounds (in the default rounding mode).
+inline double round_even_double(double value) {
+    const double shift = 6755399441055744.0;  // 1.5 * 2^52
+    return (value + shift) - shift;
+}
+
+// The same for |total| < 2^51 without an integer division (tens of cycles; a 128-bit one is a
+// library call) and without branches on the data (a sum's rounding case is as good as random,
+// so a branch on it is mispredicted half the time): total and divisor are exact as doubles
+// (`real` is the divisor), and their quotient, rounded to a double and then to an integer, is
+// within one of the exact quotient's rounding (the double is off by less than 2^51 * 2^-53).
+// The remainder, computed exactly in integers, then says whether to step by one: up when the
+// exact quotient is more than half above the estimate, or exactly half and the estimate odd;
+// down likewise. Exact, so the same result as divide_round_even_wide in every build.
 inline long long divide_round_even_small(long long total, std::int64_t divisor, double real) {
-    long long quotient = static_cast<long long>(static_cast<double>(total) / real);
-    long long remainder = total - quotient * divisor;
-    if (total >= 0) {
-        if (remainder < 0) {
-            quotient -= 1;
-            remainder += divisor;
-        } else if (remainder >= divisor) {
-            quotient += 1;
-            remainder -= divisor;
-        }
-    } else if (remainder > 0) {
-        quotient += 1;
-        remainder -= divisor;
-    } else if (remainder <= -divisor) {
-        quotient -= 1;
-        remainder += divisor;
-    }
-    long long twice = 2 * (remainder >= 0 ? remainder : -remainder);
-    if (twice > divisor || (twice == divisor && (quotient & 1))) {
-        quotient += total >= 0 ? 1 : -1;
-    }
-    return quotient;
+    long long quotient = static_cast<long long>(round_even_double(static_cast<double>(total) / real));
+    long long twice = 2 * (total - quotient * divisor);
+    long long odd = quotient & 1;
+    long long up = (twice > divisor) | ((twice == divisor) & odd);
+    long long down = (twice < -divisor) | ((twice == -divisor) & odd);
+    return quotient + up - down;
 }
 
 // As above for any integer accumulator; an empty window (divisor 0) gives 0. `real` is the
@@ -246,7 +241,7 @@ inline long long divide_round_even_small(long long total, std::int64_t divisor, 
 template <class A>
 inline A divide_round_even(A total, std::int64_t divisor, double real) {
     if (divisor == 0) return 0;
-    constexpr long long small = 1LL << 52;
+    constexpr long long small = 1LL << 51;
     if (total > -small && total < small) {
         return static_cast<A>(divide_round_even_small(static_cast<long long>(total), divisor, real));
     }
@@ -260,7 +255,24 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
         // A plain division per element (no branch): vectorises, and matches sum / count.
         for (index_t i = 0; i < n; ++i) out[i] = store<S>(sums[i] / static_cast<A>(divisors.real[i]));
     } else {
-        for (index_t i = 0; i < n; ++i) {
+        index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        // Eight at a time when the sums fit in int32 (then so do the averages, and their
+        // int8 / uint8 / int32 stores are those of the scalar rule's results).
+        if constexpr (std::is_same<A, long long>::value) {
+            std::int32_t quotients[8];
+            for (; i + 8 <= n; i += 8) {
+                if (simd::divide_round_even8(sums + i, divisors.real + i, quotients)) {
+                    for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+                    continue;
+                }
+                for (index_t k = i; k < i + 8; ++k) {
+                    out[k] = store<S>(divide_round_even(sums[k], divisors.count[k], divisors.real[k]));
+                }
+            }
+        }
+#endif
+        for (; i < n; ++i) {
             out[i] = store<S>(divide_round_even(sums[i], divisors.count[i], divisors.real[i]));
         }
     }
