@@ -14,6 +14,7 @@
 #ifndef OVPOOL_CORE_AVERAGE_HPP
 #define OVPOOL_CORE_AVERAGE_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -170,14 +171,18 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     }
 }
 
-// One separable sum pass over `axis`. With stride 1, full window j reads rows
-// begin[lo] + (j - lo) + t * dil, so tap t of all full windows is one contiguous run of
-// (hi - lo) * inner elements: summed as such, in long vectorised loops (sum_rows).
+// One separable sum pass over `axis`, for `planes` consecutive planes at once (a pass over
+// one plane views it as (outer, length, inner), and consecutive planes' data, input and
+// intermediates alike, follow each other: so `planes` planes are one with planes * outer
+// rows). With stride 1, full window j reads rows begin[lo] + (j - lo) + t * dil, so tap t of
+// all full windows is one contiguous run of (hi - lo) * inner elements: summed as such, in
+// long vectorised loops (sum_rows).
 template <class Src, class A>
-void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis) {
+void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t planes) {
     index_t outer, inner, lo = 0, hi = 0;
     AxisTable w = axis_table(g, axis);
     pass_shape(g, axis, &outer, &inner);
+    outer *= planes;
     if (inner == 1) {
         sum_last_axis(src, dst, g, axis, outer);
         return;
@@ -253,7 +258,16 @@ template <class S, class A>
 inline void write_averages(S* out, const A* sums, index_t n, const Divisors& divisors) {
     if constexpr (std::is_floating_point<A>::value) {
         // A plain division per element (no branch): vectorises, and matches sum / count.
-        for (index_t i = 0; i < n; ++i) out[i] = store<S>(sums[i] / static_cast<A>(divisors.real[i]));
+        index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (std::is_same<S, f16>::value) {
+            for (; i + 8 <= n; i += 8) {
+                simd::divide_to_f16x8(sums + i, divisors.real + i,
+                                      reinterpret_cast<std::uint16_t*>(out + i));
+            }
+        }
+#endif
+        for (; i < n; ++i) out[i] = store<S>(sums[i] / static_cast<A>(divisors.real[i]));
     } else {
         index_t i = 0;
 #if OVPOOL_CORE_HAVE_AVX2
@@ -278,27 +292,23 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
     }
 }
 
-// Average-pool one plane with the passes; `scratch` holds two Geometry::scratch buffers.
+// Average-pool `planes` consecutive planes with the passes, so small planes share one pass's
+// set-up. `scratch` holds two buffers of planes * Geometry::scratch elements (one for a
+// single axis). `divisors` cover `divided` outputs: 1 plane's, or all of them (repeated).
 template <class S, class A>
-void avg_plane(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors) {
+void avg_planes(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
+                index_t planes, index_t divided) {
     A* dst = scratch;
-    sum_pass(x, dst, g, 0);
+    sum_pass(x, dst, g, 0, planes);
     for (index_t a = 1; a < g.naxes; ++a) {
         const A* src = dst;
-        dst = scratch + (a % 2) * g.scratch;
-        sum_pass(src, dst, g, a);
+        dst = scratch + (a % 2) * planes * g.scratch;
+        sum_pass(src, dst, g, a, planes);
     }
-    write_averages(out, dst, g.out_plane, divisors);
-}
-
-// Average-pool `rows` consecutive planes of a single spatial axis in one pass; `scratch`
-// holds rows * out_plane elements.
-template <class S, class A>
-void avg_rows(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
-              index_t rows) {
-    index_t n = g.out_plane;
-    sum_last_axis(x, scratch, g, 0, rows);
-    for (index_t r = 0; r < rows; ++r) write_averages(out + r * n, scratch + r * n, n, divisors);
+    index_t total = planes * g.out_plane;
+    for (index_t at = 0; at < total; at += divided) {
+        write_averages(out + at, dst + at, std::min(divided, total - at), divisors);
+    }
 }
 
 // Axis `axis` has 3-wide windows, stride 1, one element of padding on each side.

@@ -4,6 +4,9 @@
 //   rule (average.hpp's divide_round_even_small) costs a double division and a conversion per
 //   output; here four of each go in one instruction, and the rounding steps are lane masks.
 //   The result is exact, so the same as the scalar rule's in every build.
+// - divide_to_f16x8: eight float32 averages rounded to float16 by one F16C instruction (the
+//   scalar store converts one element per instruction and keeps the loop from vectorising);
+//   the same rounding, so the same bits.
 //
 // Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
 #ifndef OVPOOL_CORE_SIMD_AVERAGE_AVX2_HPP
@@ -63,6 +66,15 @@ inline bool divide_round_even8(const long long* sums, const double* real,
     __m128i q1 = divide_round_even4(_mm256_cvtepi32_pd(l1), _mm256_loadu_pd(real + 4));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(quotients), _mm256_set_m128i(q1, q0));
     return true;
+}
+
+// out[0 .. 8) = float16(sums[i] / float(real[i])), rounded to nearest even.
+inline void divide_to_f16x8(const float* sums, const double* real, std::uint16_t* out) {
+    __m256 divisor = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(real + 4)),
+                                     _mm256_cvtpd_ps(_mm256_loadu_pd(real)));
+    __m256 average = _mm256_div_ps(_mm256_loadu_ps(sums), divisor);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                     _mm256_cvtps_ph(average, _MM_FROUND_TO_NEAREST_INT));
 }
 
 }  // namespace simd
