@@ -120,6 +120,25 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
     for (; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
 }
 
+// One window of every row: dst[o * dst_step + i] = 0 + src[o * src_step + i] +
+// src[o * src_step + gap + i] + ... (`rows` runs of n elements `gap` apart), for o < outer.
+// The same sums, in the same order, as sum_rows row by row (and as sum_windows for windows of
+// fewer than 16 taps or integer sums), without a call and loop set-up per row: for the edge
+// windows of small planes, where n is a few elements.
+template <class Src, class A>
+inline void sum_window_rows(A* dst, index_t dst_step, const Src* src, index_t src_step,
+                            index_t gap, index_t rows, index_t n, index_t outer) {
+    for (index_t o = 0; o < outer; ++o) {
+        A* d = dst + o * dst_step;
+        const Src* s = src + o * src_step;
+        for (index_t i = 0; i < n; ++i) {
+            A total = 0;
+            for (index_t t = 0; t < rows; ++t) total = total + load<A>(s[t * gap + i]);
+            d[i] = total;
+        }
+    }
+}
+
 // sum_pass for the last axis, where windows run along contiguous memory. Full windows are
 // summed tap by tap across all outputs, so the loop over outputs vectorises (specialised for
 // the common strides 1 and 2).
@@ -132,16 +151,28 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
 template <class Src, class A>
 void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, index_t outer) {
     AxisTable w = axis_table(g, axis);
-    // (hi - lo >= 8 as below: narrower rows go window by window, where windows of 16 or more
-    // taps are summed in eight partial sums, a different rounding.)
-    if (w.step == 1 && w.length == w.out_len && outer > 1 && w.hi - w.lo >= 8) {
+    // (Narrower rows than hi - lo >= 8 go window by window below, where windows of 16 or more
+    // taps are summed in eight partial sums: a different rounding, except for exact integer
+    // sums. The choice must not depend on `outer`, which depends on the blocking.)
+    // A run over all rows also sums the edge positions, rewritten after: worth it when the
+    // full windows are at least half of the row.
+    bool sequential = w.taps < 16 || !std::is_floating_point<A>::value;
+    bool wide = w.hi - w.lo >= 8 || (sequential && 2 * (w.hi - w.lo) >= w.out_len);
+    if (w.step == 1 && w.length == w.out_len && outer > 1 && w.hi > w.lo && wide) {
         index_t span = (outer - 1) * w.out_len + w.hi - w.lo;
         sum_rows(dst + w.lo, src + w.begin[w.lo], w.dil, w.taps, span);
-        for (index_t o = 0; o < outer; ++o) {
-            sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, 0, w.lo,
-                        w.dil);
-            sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, w.hi,
-                        w.out_len, w.dil);
+        for (index_t j = 0; j < w.out_len; ++j) {
+            if (j == w.lo) j = w.hi;
+            if (j >= w.out_len) break;
+            if (w.count[j] < 16 || !std::is_floating_point<A>::value) {
+                sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil, w.count[j],
+                                1, outer);
+                continue;
+            }
+            for (index_t o = 0; o < outer; ++o) {
+                sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, j, j + 1,
+                            w.dil);
+            }
         }
         return;
     }
@@ -187,6 +218,20 @@ void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t p
         sum_last_axis(src, dst, g, axis, outer);
         return;
     }
+    if (w.step == 1 && w.length == w.out_len && outer > 1 && 2 * (w.hi - w.lo) >= w.out_len) {
+        // As many outputs as inputs and at least half of them full windows: as in
+        // sum_last_axis, the full windows of all rows are one run (here of rows of `inner`
+        // elements), and the edge windows are rewritten.
+        sum_rows(dst + w.lo * inner, src + w.begin[w.lo] * inner, w.dil * inner, w.taps,
+                 ((outer - 1) * w.out_len + w.hi - w.lo) * inner);
+        for (index_t j = 0; j < w.out_len; ++j) {
+            if (j == w.lo) j = w.hi;
+            if (j >= w.out_len) break;
+            sum_window_rows(dst + j * inner, w.out_len * inner, src + w.begin[j] * inner,
+                            w.length * inner, w.dil * inner, w.count[j], inner, outer);
+        }
+        return;
+    }
     if (w.step == 1) {
         lo = w.lo;
         hi = w.hi;
@@ -197,12 +242,19 @@ void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t p
                      src + (o * w.length + w.begin[lo]) * inner, w.dil * inner, w.taps,
                      (hi - lo) * inner);
         }
+        if (inner < 16) continue;  // short rows: window by window below
         for (index_t j = 0; j < w.out_len; ++j) {
             if (lo <= j && j < hi) continue;
             sum_rows(dst + (o * w.out_len + j) * inner,
                      src + (o * w.length + w.begin[j]) * inner, w.dil * inner, w.count[j],
                      inner);
         }
+    }
+    if (inner >= 16) return;
+    for (index_t j = 0; j < w.out_len; ++j) {
+        if (lo <= j && j < hi) continue;
+        sum_window_rows(dst + j * inner, w.out_len * inner, src + w.begin[j] * inner,
+                        w.length * inner, w.dil * inner, w.count[j], inner, outer);
     }
 }
 
