@@ -209,7 +209,8 @@ def check_flag(name, value):
     return bool(value)
 
 
-# Below this many input elements per thread, starting threads costs more than it saves.
+# Below this many elements per thread (input, or output when it is larger), starting threads
+# costs more than it saves.
 _ELEMENTS_PER_THREAD = 1 << 15
 
 
@@ -225,7 +226,7 @@ def _run_avg(x, storage, out, tables, divisors, out_shape):
             _planes(x, tables.in_plane).view(storage.view),
             _planes(out, tables.out_plane).view(storage.view),
             tables.packed, *divisors, storage.half_kind,
-            _num_threads(planes, x.size))
+            _num_threads(planes, max(x.size, out.size)))  # (upsampling: the output's work)
     return out
 
 
