@@ -6,14 +6,13 @@ The loops themselves live in the C++ core (``ovpool/core/*.hpp``, headers only, 
 which the native OpenVINO extension compiles too, so both give the same bits. This module
 turns typed memoryviews into pointers, picks the core's template for the element type
 (uint16 plus ``half_kind`` -> float16 / bfloat16), builds one job per call and runs its
-independent items over OpenMP threads with the GIL released.
+independent items over OpenMP threads (``ovpool_run_job``) with the GIL released.
 
 Nothing here raises except MemoryError for scratch space: Python resolves every attribute into
 the packed window tables and checks every shape before calling in (see ``pooling.py``).
 """
 
 cimport cython
-from cython.parallel cimport prange, threadid
 from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t
 
@@ -45,6 +44,30 @@ cdef extern from *:
     #define OVPOOL_OPENMP 0
     #endif
 
+    #include <cstddef>
+    #include <memory>
+    #ifdef _OPENMP
+    #include <omp.h>
+    #endif
+
+    // Run every item of a job over up to num_threads OpenMP threads, then delete the job.
+    // Items never throw (run is noexcept), so the job cannot leak.
+    template <class Job> static void ovpool_run_job(Job* job, int num_threads) {
+        std::unique_ptr<Job> owned(job);
+        std::ptrdiff_t items = job->items();
+    #ifdef _OPENMP
+        #pragma omp parallel for schedule(guided) num_threads(num_threads)
+    #endif
+        for (std::ptrdiff_t item = 0; item < items; ++item) {
+    #ifdef _OPENMP
+            job->run(item, omp_get_thread_num());
+    #else
+            job->run(item, 0);
+    #endif
+        }
+        (void)num_threads;
+    }
+
     static int ovpool_cpu_has_avx2_f16c(void) {
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
         __builtin_cpu_init();
@@ -57,6 +80,7 @@ cdef extern from *:
     """
     int OVPOOL_OPENMP
     int ovpool_cpu_has_avx2_f16c()
+    void ovpool_run_job[J](J* job, int num_threads) nogil
 
 # float16 and bfloat16 share the unsigned short storage type; this flag says which one it is.
 cdef enum:
@@ -105,18 +129,12 @@ cdef int run_avg(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_
                  const int64_t* divisor, const double* divisor_real,
                  int num_threads) except -1:
     cdef AvgJob[core_t]* job
-    cdef ptrdiff_t item, items
     try:
         job = new AvgJob[core_t](x, out, planes, packed, divisor, divisor_real, num_threads)
     except MemoryError:
         raise MemoryError(NO_MEMORY)
-    try:
-        items = job.items()
-        with nogil:
-            for item in prange(items, schedule='guided', num_threads=num_threads):
-                job.run(item, threadid())
-    finally:
-        del job
+    with nogil:
+        ovpool_run_job(job, num_threads)
     return 0
 
 
@@ -124,19 +142,13 @@ cdef int run_max(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_
                  int64_t* out_index64, int32_t* out_index32, int64_t plane_modulus,
                  int64_t offset_modulus, double empty_value, int num_threads) except -1:
     cdef MaxJob[core_t]* job
-    cdef ptrdiff_t item, items
     try:
         job = new MaxJob[core_t](x, out, planes, packed, out_index64, out_index32,
                                  plane_modulus, offset_modulus, empty_value, num_threads)
     except MemoryError:
         raise MemoryError(NO_MEMORY)
-    try:
-        items = job.items()
-        with nogil:
-            for item in prange(items, schedule='guided', num_threads=num_threads):
-                job.run(item, threadid())
-    finally:
-        del job
+    with nogil:
+        ovpool_run_job(job, num_threads)
     return 0
 
 

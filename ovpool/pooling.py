@@ -133,7 +133,8 @@ def _planes(array, planes_shape, storage):
     return flat if flat.dtype is storage.view else flat.view(storage.view)
 
 
-# Below this many input elements per thread, starting threads costs more than it saves.
+# Below this many elements per thread (of the input, or of the output when it is larger, as
+# when adaptive pooling upsamples), starting threads costs more than it saves.
 _ELEMENTS_PER_THREAD = 1 << 15
 
 
@@ -155,7 +156,8 @@ class _WindowTables:
         self.in_planes = (self.planes, in_plane)
         self.out_planes = (self.planes, out_plane)
         self.out_shape = tuple(shape[:2]) + output_spatial
-        self.max_threads = min(self.planes, math.prod(shape) // _ELEMENTS_PER_THREAD)
+        elements = self.planes * max(in_plane, out_plane)
+        self.max_threads = min(self.planes, elements // _ELEMENTS_PER_THREAD)
         # The output dtypes whose allocation passed check_allocation (under the memory limit
         # of the plan's key, so the check holds for every call that finds this plan).
         self.allocatable = set()

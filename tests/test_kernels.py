@@ -322,3 +322,52 @@ def test_integer_averages_round_half_to_even_exactly(dtype):
         want = ref_avg_pool(x, k, s, p, p, exclude_pad=e)
         got = ovpool.avg_pool(x, k, s, p, p, exclude_pad=e)
         np.testing.assert_array_equal(got, want, err_msg=f"k{k} s{s} p{p} exclude_pad={e}")
+
+
+def _small_plane_averages(x):
+    """Averages of many small planes that take the blocked passes: 'same' windows (one run
+    across planes, edge windows of every plane at once), strided and dilated windows, and
+    adaptive windows down to one output and up past the input."""
+    rank = x.ndim - 2
+    if rank == 2:
+        return [ovpool.avg_pool(x, (6, 3), 1, auto_pad="same_lower", exclude_pad=False,
+                                rounding_type="ceil_torch"),
+                ovpool.avg_pool(x, (5, 3), 1, (2, 1), (2, 1)),
+                ovpool.avg_pool(x, (2, 2), (2, 3), (0, 1), (0, 1), dilations=(2, 2)),
+                ovpool.adaptive_avg_pool(x, (1, 1)), ovpool.adaptive_avg_pool(x, (9, 14))]
+    return [ovpool.avg_pool(x, (3, 3, 3), 1, 1, 1, exclude_pad=False),
+            ovpool.adaptive_avg_pool(x, (9, 3, 14)), ovpool.adaptive_avg_pool(x, (1, 2, 1))]
+
+
+@pytest.mark.parametrize("shape", [(2, 700, 7, 8), (3, 400, 4, 3, 5)])  # 2 threads: > 65536
+def test_small_planes_in_blocks_keep_their_bits(monkeypatch, shape):
+    """Small planes go through the average passes many at a time: the results are the bits
+    of each plane pooled on its own, with one or two threads and in both builds; integer
+    averages match the oracle exactly."""
+    import ml_dtypes
+    from reference import ref_adaptive_avg_pool
+
+    rng = np.random.default_rng(43)
+    values = rng.standard_normal(shape) * 100
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.uint8, np.int32):
+        x = (np.abs(values) if dtype == np.uint8 else values).astype(dtype)
+        threads = ovpool.get_num_threads()
+        ovpool.set_num_threads(2)
+        try:
+            blocked = _small_plane_averages(x)
+            ovpool.set_num_threads(1)
+            single = _small_plane_averages(x)
+            alone = [_small_plane_averages(x[n:n + 1, c:c + 1]) for n, c in [(0, 0), (1, 7)]]
+        finally:
+            ovpool.set_num_threads(threads)
+        for i, (a, b) in enumerate(zip(blocked, single)):
+            np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+            for (n, c), planes in zip([(0, 0), (1, 7)], alone):
+                np.testing.assert_array_equal(a[n:n + 1, c:c + 1].view(np.uint8),
+                                              planes[i].view(np.uint8))
+        if dtype in (np.uint8, np.int32):
+            up = (9, 14) if len(shape) == 4 else (9, 3, 14)
+            np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, up),
+                                          ref_adaptive_avg_pool(x, up))
+    _assert_builds_agree_bitwise(monkeypatch, lambda: _small_plane_averages(
+        values.astype(np.float32)) + _small_plane_averages(values.astype(np.int32)))

@@ -14,12 +14,14 @@
 #ifndef OVPOOL_CORE_AVERAGE_HPP
 #define OVPOOL_CORE_AVERAGE_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
 #include "config.hpp"
 #include "geometry.hpp"
 #include "types.hpp"
+#include "simd/average_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -118,6 +120,25 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
     for (; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
 }
 
+// One window of every row: dst[o * dst_step + i] = 0 + src[o * src_step + i] +
+// src[o * src_step + gap + i] + ... (`rows` runs of n elements `gap` apart), for o < outer.
+// The same sums, in the same order, as sum_rows row by row (and as sum_windows for windows of
+// fewer than 16 taps or integer sums), without a call and loop set-up per row: for the edge
+// windows of small planes, where n is a few elements.
+template <class Src, class A>
+inline void sum_window_rows(A* dst, index_t dst_step, const Src* src, index_t src_step,
+                            index_t gap, index_t rows, index_t n, index_t outer) {
+    for (index_t o = 0; o < outer; ++o) {
+        A* d = dst + o * dst_step;
+        const Src* s = src + o * src_step;
+        for (index_t i = 0; i < n; ++i) {
+            A total = 0;
+            for (index_t t = 0; t < rows; ++t) total = total + load<A>(s[t * gap + i]);
+            d[i] = total;
+        }
+    }
+}
+
 // sum_pass for the last axis, where windows run along contiguous memory. Full windows are
 // summed tap by tap across all outputs, so the loop over outputs vectorises (specialised for
 // the common strides 1 and 2).
@@ -130,16 +151,45 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
 template <class Src, class A>
 void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, index_t outer) {
     AxisTable w = axis_table(g, axis);
-    // (hi - lo >= 8 as below: narrower rows go window by window, where windows of 16 or more
-    // taps are summed in eight partial sums, a different rounding.)
-    if (w.step == 1 && w.length == w.out_len && outer > 1 && w.hi - w.lo >= 8) {
+    // (Narrower rows than hi - lo >= 8 go window by window below, where windows of 16 or more
+    // taps are summed in eight partial sums: a different rounding, except for exact integer
+    // sums. The choice must not depend on `outer`, which depends on the blocking.)
+    // A run over all rows also sums the edge positions, rewritten after: worth it when the
+    // full windows are at least half of the row.
+    bool sequential = w.taps < 16 || !std::is_floating_point<A>::value;
+    bool wide = w.hi - w.lo >= 8 || (sequential && 2 * (w.hi - w.lo) >= w.out_len);
+    if (w.step == 1 && w.length == w.out_len && outer > 1 && w.hi > w.lo && wide) {
         index_t span = (outer - 1) * w.out_len + w.hi - w.lo;
         sum_rows(dst + w.lo, src + w.begin[w.lo], w.dil, w.taps, span);
-        for (index_t o = 0; o < outer; ++o) {
-            sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, 0, w.lo,
-                        w.dil);
-            sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, w.hi,
-                        w.out_len, w.dil);
+        for (index_t j = 0; j < w.out_len; ++j) {
+            if (j == w.lo) j = w.hi;
+            if (j >= w.out_len) break;
+            if (w.count[j] < 16 || !std::is_floating_point<A>::value) {
+                sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil, w.count[j],
+                                1, outer);
+                continue;
+            }
+            for (index_t o = 0; o < outer; ++o) {
+                sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, j, j + 1,
+                            w.dil);
+            }
+        }
+        return;
+    }
+    if (w.hi - w.lo < 8 && w.out_len < 8) {
+        // Short rows: one window at a time, each for all rows at once where that sums in the
+        // same order (see sum_window_rows). (Longer rows are faster row by row, below: their
+        // writes stay sequential.)
+        for (index_t j = 0; j < w.out_len; ++j) {
+            if (w.count[j] < 16 || !std::is_floating_point<A>::value) {
+                sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil,
+                                w.count[j], 1, outer);
+                continue;
+            }
+            for (index_t o = 0; o < outer; ++o) {
+                sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, j, j + 1,
+                            w.dil);
+            }
         }
         return;
     }
@@ -169,16 +219,34 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     }
 }
 
-// One separable sum pass over `axis`. With stride 1, full window j reads rows
-// begin[lo] + (j - lo) + t * dil, so tap t of all full windows is one contiguous run of
-// (hi - lo) * inner elements: summed as such, in long vectorised loops (sum_rows).
+// One separable sum pass over `axis`, for `planes` consecutive planes at once (a pass over
+// one plane views it as (outer, length, inner), and consecutive planes' data, input and
+// intermediates alike, follow each other: so `planes` planes are one with planes * outer
+// rows). With stride 1, full window j reads rows begin[lo] + (j - lo) + t * dil, so tap t of
+// all full windows is one contiguous run of (hi - lo) * inner elements: summed as such, in
+// long vectorised loops (sum_rows).
 template <class Src, class A>
-void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis) {
+void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t planes) {
     index_t outer, inner, lo = 0, hi = 0;
     AxisTable w = axis_table(g, axis);
     pass_shape(g, axis, &outer, &inner);
+    outer *= planes;
     if (inner == 1) {
         sum_last_axis(src, dst, g, axis, outer);
+        return;
+    }
+    if (w.step == 1 && w.length == w.out_len && outer > 1 && 2 * (w.hi - w.lo) >= w.out_len) {
+        // As many outputs as inputs and at least half of them full windows: as in
+        // sum_last_axis, the full windows of all rows are one run (here of rows of `inner`
+        // elements), and the edge windows are rewritten.
+        sum_rows(dst + w.lo * inner, src + w.begin[w.lo] * inner, w.dil * inner, w.taps,
+                 ((outer - 1) * w.out_len + w.hi - w.lo) * inner);
+        for (index_t j = 0; j < w.out_len; ++j) {
+            if (j == w.lo) j = w.hi;
+            if (j >= w.out_len) break;
+            sum_window_rows(dst + j * inner, w.out_len * inner, src + w.begin[j] * inner,
+                            w.length * inner, w.dil * inner, w.count[j], inner, outer);
+        }
         return;
     }
     if (w.step == 1) {
@@ -191,12 +259,19 @@ void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis) {
                      src + (o * w.length + w.begin[lo]) * inner, w.dil * inner, w.taps,
                      (hi - lo) * inner);
         }
+        if (inner < 16) continue;  // short rows: window by window below
         for (index_t j = 0; j < w.out_len; ++j) {
             if (lo <= j && j < hi) continue;
             sum_rows(dst + (o * w.out_len + j) * inner,
                      src + (o * w.length + w.begin[j]) * inner, w.dil * inner, w.count[j],
                      inner);
         }
+    }
+    if (inner >= 16) return;
+    for (index_t j = 0; j < w.out_len; ++j) {
+        if (lo <= j && j < hi) continue;
+        sum_window_rows(dst + j * inner, w.out_len * inner, src + w.begin[j] * inner,
+                        w.length * inner, w.dil * inner, w.count[j], inner, outer);
     }
 }
 
@@ -211,34 +286,28 @@ inline wide_t divide_round_even_wide(wide_t total, std::int64_t divisor) {
     return quotient;
 }
 
-// The same for |total| < 2^52 without an integer division (tens of cycles; a 128-bit one
-// is a library call): total and divisor are exact as doubles (`real` is the divisor), so
-// their rounded quotient, truncated, is within one of the truncated integer quotient; the
-// remainder, computed exactly in integers, says which, and then how to round. Exact, so the
-// same result as divide_round_even_wide in every build.
+// Round a double to the nearest integer, ties to even, for |value| <= 2^51: adding 1.5 * 2^52
+// leaves no fraction bits, so the addition itself rounds (in the default rounding mode).
+inline double round_even_double(double value) {
+    const double shift = 6755399441055744.0;  // 1.5 * 2^52
+    return (value + shift) - shift;
+}
+
+// The same for |total| < 2^51 without an integer division (tens of cycles; a 128-bit one is a
+// library call) and without branches on the data (a sum's rounding case is as good as random,
+// so a branch on it is mispredicted half the time): total and divisor are exact as doubles
+// (`real` is the divisor), and their quotient, rounded to a double and then to an integer, is
+// within one of the exact quotient's rounding (the double is off by less than 2^51 * 2^-53).
+// The remainder, computed exactly in integers, then says whether to step by one: up when the
+// exact quotient is more than half above the estimate, or exactly half and the estimate odd;
+// down likewise. Exact, so the same result as divide_round_even_wide in every build.
 inline long long divide_round_even_small(long long total, std::int64_t divisor, double real) {
-    long long quotient = static_cast<long long>(static_cast<double>(total) / real);
-    long long remainder = total - quotient * divisor;
-    if (total >= 0) {
-        if (remainder < 0) {
-            quotient -= 1;
-            remainder += divisor;
-        } else if (remainder >= divisor) {
-            quotient += 1;
-            remainder -= divisor;
-        }
-    } else if (remainder > 0) {
-        quotient += 1;
-        remainder -= divisor;
-    } else if (remainder <= -divisor) {
-        quotient -= 1;
-        remainder += divisor;
-    }
-    long long twice = 2 * (remainder >= 0 ? remainder : -remainder);
-    if (twice > divisor || (twice == divisor && (quotient & 1))) {
-        quotient += total >= 0 ? 1 : -1;
-    }
-    return quotient;
+    long long quotient = static_cast<long long>(round_even_double(static_cast<double>(total) / real));
+    long long twice = 2 * (total - quotient * divisor);
+    long long odd = quotient & 1;
+    long long up = (twice > divisor) | ((twice == divisor) & odd);
+    long long down = (twice < -divisor) | ((twice == -divisor) & odd);
+    return quotient + up - down;
 }
 
 // As above for any integer accumulator; an empty window (divisor 0) gives 0. `real` is the
@@ -246,7 +315,7 @@ inline long long divide_round_even_small(long long total, std::int64_t divisor, 
 template <class A>
 inline A divide_round_even(A total, std::int64_t divisor, double real) {
     if (divisor == 0) return 0;
-    constexpr long long small = 1LL << 52;
+    constexpr long long small = 1LL << 51;
     if (total > -small && total < small) {
         return static_cast<A>(divide_round_even_small(static_cast<long long>(total), divisor, real));
     }
@@ -258,35 +327,57 @@ template <class S, class A>
 inline void write_averages(S* out, const A* sums, index_t n, const Divisors& divisors) {
     if constexpr (std::is_floating_point<A>::value) {
         // A plain division per element (no branch): vectorises, and matches sum / count.
-        for (index_t i = 0; i < n; ++i) out[i] = store<S>(sums[i] / static_cast<A>(divisors.real[i]));
+        index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (std::is_same<S, f16>::value) {
+            for (; i + 8 <= n; i += 8) {
+                simd::divide_to_f16x8(sums + i, divisors.real + i,
+                                      reinterpret_cast<std::uint16_t*>(out + i));
+            }
+        }
+#endif
+        for (; i < n; ++i) out[i] = store<S>(sums[i] / static_cast<A>(divisors.real[i]));
     } else {
-        for (index_t i = 0; i < n; ++i) {
+        index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        // Eight at a time when the sums fit in int32 (then so do the averages, and their
+        // int8 / uint8 / int32 stores are those of the scalar rule's results).
+        if constexpr (std::is_same<A, long long>::value) {
+            std::int32_t quotients[8];
+            for (; i + 8 <= n; i += 8) {
+                if (simd::divide_round_even8(sums + i, divisors.real + i, quotients)) {
+                    for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+                    continue;
+                }
+                for (index_t k = i; k < i + 8; ++k) {
+                    out[k] = store<S>(divide_round_even(sums[k], divisors.count[k], divisors.real[k]));
+                }
+            }
+        }
+#endif
+        for (; i < n; ++i) {
             out[i] = store<S>(divide_round_even(sums[i], divisors.count[i], divisors.real[i]));
         }
     }
 }
 
-// Average-pool one plane with the passes; `scratch` holds two Geometry::scratch buffers.
+// Average-pool `planes` consecutive planes with the passes, so small planes share one pass's
+// set-up. `scratch` holds two buffers of planes * Geometry::scratch elements (one for a
+// single axis). `divisors` cover `divided` outputs: 1 plane's, or all of them (repeated).
 template <class S, class A>
-void avg_plane(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors) {
+void avg_planes(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
+                index_t planes, index_t divided) {
     A* dst = scratch;
-    sum_pass(x, dst, g, 0);
+    sum_pass(x, dst, g, 0, planes);
     for (index_t a = 1; a < g.naxes; ++a) {
         const A* src = dst;
-        dst = scratch + (a % 2) * g.scratch;
-        sum_pass(src, dst, g, a);
+        dst = scratch + (a % 2) * planes * g.scratch;
+        sum_pass(src, dst, g, a, planes);
     }
-    write_averages(out, dst, g.out_plane, divisors);
-}
-
-// Average-pool `rows` consecutive planes of a single spatial axis in one pass; `scratch`
-// holds rows * out_plane elements.
-template <class S, class A>
-void avg_rows(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
-              index_t rows) {
-    index_t n = g.out_plane;
-    sum_last_axis(x, scratch, g, 0, rows);
-    for (index_t r = 0; r < rows; ++r) write_averages(out + r * n, scratch + r * n, n, divisors);
+    index_t total = planes * g.out_plane;
+    for (index_t at = 0; at < total; at += divided) {
+        write_averages(out + at, dst + at, std::min(divided, total - at), divisors);
+    }
 }
 
 // Axis `axis` has 3-wide windows, stride 1, one element of padding on each side.

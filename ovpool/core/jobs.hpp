@@ -54,35 +54,42 @@ class AvgJob {
             return;
         }
 #endif
-        if (g_.naxes == 1) {
-            // One spatial axis: consecutive planes are rows of a single pass, so small planes
-            // are pooled in blocks instead of paying the per-plane set-up each time.
-            mode_ = Mode::rows;
-            block_ = std::min(planes, std::max<index_t>(1, rows_block_elements / g_.in_plane));
-            items_ = (planes + block_ - 1) / block_;
-            per_worker_ = block_ * g_.out_plane;
-        } else {
-            mode_ = Mode::planes;
-            per_worker_ = 2 * g_.scratch;
-        }
+        // Consecutive planes go through the passes together in blocks of about
+        // rows_block_elements, so small planes do not pay a pass's set-up each.
+        index_t largest = std::max(g_.in_plane, g_.scratch);
+        // (At least four items per worker, so that threads share the work evenly.)
+        block_ = std::min(planes, std::max<index_t>(1, rows_block_elements / largest));
+        if (workers > 1) block_ = std::min(block_, std::max<index_t>(1, planes / (4 * workers)));
+        items_ = (planes + block_ - 1) / block_;
+        per_worker_ = (g_.naxes > 1 ? 2 : 1) * block_ * g_.scratch;
         scratch_ = allocate<A>(workers * per_worker_);
+        divided_ = g_.out_plane;
+        if (block_ > 1 && g_.out_plane < few_outputs) {
+            // Few outputs per plane: the divisors repeated for a whole block, so the averages
+            // of a block are written in one run rather than plane by plane.
+            divided_ = block_ * g_.out_plane;
+            block_count_ = allocate<std::int64_t>(divided_);
+            block_real_ = allocate<double>(divided_);
+            for (index_t i = 0; i < divided_; ++i) {
+                block_count_[i] = divisor[i % g_.out_plane];
+                block_real_[i] = divisor_real[i % g_.out_plane];
+            }
+            divisors_.count = block_count_.get();
+            divisors_.real = block_real_.get();
+        }
     }
 
     index_t items() const { return items_; }
 
     void run(index_t item, int worker) const noexcept {
         switch (mode_) {
-            case Mode::rows: {
+            case Mode::planes: {
                 index_t first = item * block_;
-                index_t rows = std::min(block_, planes_ - first);
-                avg_rows(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
-                         scratch_.get() + worker * per_worker_, g_, divisors_, rows);
+                avg_planes(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
+                           scratch_.get() + worker * per_worker_, g_, divisors_,
+                           std::min(block_, planes_ - first), divided_);
                 break;
             }
-            case Mode::planes:
-                avg_plane(x_ + item * g_.in_plane, out_ + item * g_.out_plane,
-                          scratch_.get() + worker * per_worker_, g_, divisors_);
-                break;
             case Mode::same3x3:
                 run_3x3_same(item, worker);
                 break;
@@ -90,7 +97,9 @@ class AvgJob {
     }
 
   private:
-    enum class Mode { planes, rows, same3x3 };
+    enum class Mode { planes, same3x3 };
+    // Outputs per plane below which a block's divisors are repeated (see the constructor).
+    static constexpr index_t few_outputs = 64;
 
     // float32 planes with 3x3 windows, stride 1, one element of padding per side, through
     // simd::avg_3x3_same_plane: the divisors as float32 (exact: window sizes and +inf), each
@@ -131,9 +140,12 @@ class AvgJob {
     Divisors divisors_;
     Mode mode_ = Mode::planes;
     index_t items_;
-    index_t block_ = 1;       // planes per item (rows mode)
+    index_t block_ = 1;       // planes per item
+    index_t divided_ = 0;     // outputs that divisors_ covers (one plane's or a block's)
     index_t per_worker_ = 0;  // scratch elements per worker
     std::unique_ptr<A[]> scratch_;
+    std::unique_ptr<std::int64_t[]> block_count_;  // a block's divisors, when repeated
+    std::unique_ptr<double[]> block_real_;
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     index_t table_stride_ = 0;
 };

@@ -124,10 +124,61 @@ static void test_conversions() {
     expect_equal("float16 conversions", bad, {});
 }
 
+// The rounded integer average (half to even) against the exact 128-bit rule, on sums near
+// ties and near the fast paths' limits (int32 for the vector path, 2^51 for the scalar one),
+// through write_averages (eight at a time in the AVX2 build) and divide_round_even.
+static void test_integer_division() {
+    std::vector<long long> sums;
+    std::vector<std::int64_t> divisor;
+    const long long edges[] = {0, 1, 2, 3, 5, 7, 2147483647LL, 2147483648LL, 1LL << 40,
+                               (1LL << 51) - 1, 1LL << 51, 1LL << 52, 1LL << 60};
+    const std::int64_t divisors[] = {0, 1, 2, 3, 4, 6, 7, 8, 9, 12, 49, 343, 1000003};
+    for (long long base : edges) {
+        for (std::int64_t d : divisors) {
+            for (long long delta = -3; delta <= 3; ++delta) {
+                for (long long sign : {1LL, -1LL}) {
+                    // Around base and around the ties base * d +- d / 2.
+                    sums.push_back(sign * (base + delta));
+                    divisor.push_back(d);
+                    sums.push_back(sign * (base * (d > 0 ? d : 1) + d / 2 + delta));
+                    divisor.push_back(d);
+                }
+            }
+        }
+    }
+    unsigned long long state = 12345;
+    for (int i = 0; i < 20000; ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        long long span = (i % 2) ? 2000000LL : 4000000000LL;
+        sums.push_back(static_cast<long long>((state >> 11) % span) - span / 2);
+        divisor.push_back(static_cast<std::int64_t>((state >> 3) % 50));
+    }
+    std::vector<double> real(divisor.size());
+    for (std::size_t i = 0; i < divisor.size(); ++i) {
+        real[i] = divisor[i] ? static_cast<double>(divisor[i]) : HUGE_VAL;
+    }
+    core::Divisors d{divisor.data(), real.data()};
+    std::vector<long long> want(sums.size()), scalar(sums.size()), written(sums.size());
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+        want[i] = divisor[i] ? static_cast<long long>(core::divide_round_even_wide(sums[i], divisor[i]))
+                             : 0;
+        scalar[i] = core::divide_round_even(sums[i], divisor[i], real[i]);
+    }
+    core::write_averages(written.data(), sums.data(), static_cast<index_t>(sums.size()), d);
+    expect_equal("divide_round_even", scalar, want);
+    // int32 outputs of int32-sized sums (the vector path's case).
+    std::vector<std::int32_t> out32(sums.size()), want32(sums.size());
+    core::write_averages(out32.data(), sums.data(), static_cast<index_t>(sums.size()), d);
+    for (std::size_t i = 0; i < sums.size(); ++i) want32[i] = static_cast<std::int32_t>(want[i]);
+    expect_equal("write_averages int32", out32, want32);
+    expect_equal("write_averages int64", written, want);
+}
+
 int main() {
     test_average();
     test_max();
     test_conversions();
+    test_integer_division();
     std::printf("%s: %d checks, %d failures (have_avx2=%d)\n", failures ? "FAILED" : "ok",
                 checks, failures, OVPOOL_CORE_HAVE_AVX2);
     return failures ? 1 : 0;
