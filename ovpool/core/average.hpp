@@ -176,20 +176,17 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         }
         return;
     }
-    if (w.hi - w.lo < 8 && w.out_len < 8) {
-        // Short rows: one window at a time, each for all rows at once where that sums in the
-        // same order (see sum_window_rows). (Longer rows are faster row by row, below: their
-        // writes stay sequential.)
+    bool short_windows = true;  // every window summed by sum_window_rows below
+    if (std::is_floating_point<A>::value)
+        for (index_t j = 0; j < w.out_len && short_windows; ++j) short_windows = w.count[j] < 16;
+    if (w.hi - w.lo < 8 && w.out_len < 8 && short_windows) {
+        // Short rows of short windows: one window at a time, each for all rows at once, in
+        // the same order as sum_windows sums them (see sum_window_rows). (Longer rows are
+        // faster row by row, below: their writes stay sequential; so are rows with a float
+        // window of 16 or more taps, which sum_windows sums in partial sums, row by row.)
         for (index_t j = 0; j < w.out_len; ++j) {
-            if (w.count[j] < 16 || !std::is_floating_point<A>::value) {
-                sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil,
-                                w.count[j], 1, outer);
-                continue;
-            }
-            for (index_t o = 0; o < outer; ++o) {
-                sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, j, j + 1,
-                            w.dil);
-            }
+            sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil, w.count[j],
+                            1, outer);
         }
         return;
     }
