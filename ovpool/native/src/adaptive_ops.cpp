@@ -74,16 +74,9 @@ Plan adaptive(const Dims& key, bool with_indices, bool int32) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-bool AdaptiveAvgPool::visit_attributes(ov::AttributeVisitor&) {
-    m_reading = false;
-    return true;
-}
-
-void AdaptiveAvgPool::validate_and_infer_types() {
-    validate(1, [&] {
-        check_element_type(get_input_element_type(0));
-        set_outputs({adaptive_shape(*this)}, {get_input_element_type(0)});
-    });
+void AdaptiveAvgPool::infer_types() {
+    check_element_type(get_input_element_type(0));
+    set_outputs({adaptive_shape(*this)}, {get_input_element_type(0)});
 }
 
 Dims AdaptiveAvgPool::plan_key(const ov::TensorVector& inputs) const {
@@ -95,19 +88,15 @@ Plan AdaptiveAvgPool::build_plan(const Dims& key, bool, bool) const {
 }
 
 // ---------------------------------------------------------------------------------------------
-bool AdaptiveMaxPool::visit_attributes(ov::AttributeVisitor& visitor) {
+void AdaptiveMaxPool::visit(ov::AttributeVisitor& visitor) {
     visitor.on_attribute("index_element_type", m_attributes.index_element_type);
-    m_reading = false;
-    return true;
 }
 
-void AdaptiveMaxPool::validate_and_infer_types() {
-    validate(2, [&] {
-        check_element_type(get_input_element_type(0));
-        const auto indices = index_type(m_attributes.index_element_type);
-        const auto shape = adaptive_shape(*this);
-        set_outputs({shape, shape}, {get_input_element_type(0), indices});
-    });
+void AdaptiveMaxPool::infer_types() {
+    check_element_type(get_input_element_type(0));
+    const auto indices = index_type(m_attributes.index_element_type);
+    const auto shape = adaptive_shape(*this);
+    set_outputs({shape, shape}, {get_input_element_type(0), indices});
 }
 
 bool AdaptiveMaxPool::int32_indices() const {

@@ -53,7 +53,7 @@ constexpr const char* AVG = "AveragePool";
 constexpr const char* MAX = "MaxPool";
 }  // namespace
 
-bool OnnxAveragePool::visit_attributes(ov::AttributeVisitor& visitor) {
+void OnnxAveragePool::visit(ov::AttributeVisitor& visitor) {
     auto& w = m_attributes.window;
     visitor.on_attribute("auto_pad", w.auto_pad);
     visitor.on_attribute("ceil_mode", m_attributes.ceil_mode);
@@ -62,18 +62,14 @@ bool OnnxAveragePool::visit_attributes(ov::AttributeVisitor& visitor) {
     visit_ints(visitor, "kernel_shape", w.kernel_shape, m_reading);
     visit_ints(visitor, "pads", w.pads, m_reading);
     visit_ints(visitor, "strides", w.strides, m_reading);
-    m_reading = false;
-    return true;
 }
 
-void OnnxAveragePool::validate_and_infer_types() {
-    validate(1, [&] {
-        m_attributes.window.ceil_mode = onnx_flag("ceil_mode", m_attributes.ceil_mode);
-        onnx_flag("count_include_pad", m_attributes.count_include_pad);
-        check_onnx_type(AVG, get_input_element_type(0), schema::ONNX_AVERAGE_POOL_DTYPES);
-        check_onnx(m_attributes.window, AVG);
-        set_outputs({onnx_pooled(get_input_partial_shape(0), m_attributes.window, AVG)}, {get_input_element_type(0)});
-    });
+void OnnxAveragePool::infer_types() {
+    m_attributes.window.ceil_mode = onnx_flag("ceil_mode", m_attributes.ceil_mode);
+    onnx_flag("count_include_pad", m_attributes.count_include_pad);
+    check_onnx_type(AVG, get_input_element_type(0), schema::ONNX_AVERAGE_POOL_DTYPES);
+    check_onnx(m_attributes.window, AVG);
+    set_outputs({onnx_pooled(get_input_partial_shape(0), m_attributes.window, AVG)}, {get_input_element_type(0)});
 }
 
 void OnnxAveragePool::check_input(const ov::Tensor& x) const {
@@ -86,7 +82,7 @@ Plan OnnxAveragePool::build_plan(const Dims& shape, bool, bool) const {
 }
 
 // ---------------------------------------------------------------------------------------------
-bool OnnxMaxPool::visit_attributes(ov::AttributeVisitor& visitor) {
+void OnnxMaxPool::visit(ov::AttributeVisitor& visitor) {
     auto& w = m_attributes.window;
     visitor.on_attribute("auto_pad", w.auto_pad);
     visitor.on_attribute("ceil_mode", m_attributes.ceil_mode);
@@ -95,19 +91,15 @@ bool OnnxMaxPool::visit_attributes(ov::AttributeVisitor& visitor) {
     visit_ints(visitor, "pads", w.pads, m_reading);
     visitor.on_attribute("storage_order", m_attributes.storage_order);
     visit_ints(visitor, "strides", w.strides, m_reading);
-    m_reading = false;
-    return true;
 }
 
-void OnnxMaxPool::validate_and_infer_types() {
-    validate(2, [&] {
-        m_attributes.window.ceil_mode = onnx_flag("ceil_mode", m_attributes.ceil_mode);
-        onnx_flag("storage_order", m_attributes.storage_order);
-        check_onnx_type(MAX, get_input_element_type(0), schema::ONNX_MAX_POOL_DTYPES);
-        check_onnx(m_attributes.window, MAX);
-        const auto shape = onnx_pooled(get_input_partial_shape(0), m_attributes.window, MAX);
-        set_outputs({shape, shape}, {get_input_element_type(0), ov::element::i64});
-    });
+void OnnxMaxPool::infer_types() {
+    m_attributes.window.ceil_mode = onnx_flag("ceil_mode", m_attributes.ceil_mode);
+    onnx_flag("storage_order", m_attributes.storage_order);
+    check_onnx_type(MAX, get_input_element_type(0), schema::ONNX_MAX_POOL_DTYPES);
+    check_onnx(m_attributes.window, MAX);
+    const auto shape = onnx_pooled(get_input_partial_shape(0), m_attributes.window, MAX);
+    set_outputs({shape, shape}, {get_input_element_type(0), ov::element::i64});
 }
 
 void OnnxMaxPool::check_input(const ov::Tensor& x) const {

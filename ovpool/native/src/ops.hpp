@@ -154,9 +154,12 @@ void run_max(const Plan& plan, Storage storage, const void* x, void* out, std::i
 // Sets a (possibly placeholder) output tensor to `shape`.
 void shape_output(ov::Tensor& tensor, const Dims& shape);
 
-// One ovpool op: its attributes (the IR's), the node's constructor and clone, and evaluate's
-// course shared by every op (input checks, the plan cached for the input shape, outputs shaped,
-// then the average or max kernels), with the op's own steps as hooks `Derived` defines:
+// One ovpool op: its attributes (the IR's), the node's constructor and clone, the attribute
+// visit and validation with the error handling of PoolingBase, and evaluate's course shared by
+// every op (input checks, the plan cached for the input shape, outputs shaped, then the average
+// or max kernels), with the op's own steps as hooks `Derived` defines:
+//   void visit(visitor)                  visits the attributes, in the IR's order (default: none)
+//   void infer_types()                   checks attributes and inputs, then set_outputs (required)
 //   Plan build_plan(key, with_indices, int32) const   the plan for `key` (required)
 //   Dims plan_key(inputs) const          what the plan is cached under (default: the input shape)
 //   void check_input(x) const            checks before the storage type's (default: none)
@@ -169,6 +172,16 @@ template <class Derived, class Attributes>
 class PoolingOp : public PoolingBase {
 public:
     const Attributes& attributes() const { return m_attributes; }
+
+    bool visit_attributes(ov::AttributeVisitor& visitor) override {
+        static_cast<Derived&>(*this).visit(visitor);
+        m_reading = false;
+        return true;
+    }
+
+    void validate_and_infer_types() override {
+        validate(Derived::OUTPUTS, [this] { static_cast<Derived&>(*this).infer_types(); });
+    }
 
     std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override {
         check_new_args_count(this, inputs);
@@ -229,6 +242,7 @@ protected:
     }
 
     // The hooks' defaults (see above).
+    void visit(ov::AttributeVisitor&) {}
     Dims plan_key(const ov::TensorVector& inputs) const { return tensor_dims(inputs[0]); }
     void check_input(const ov::Tensor&) const {}
     bool int32_indices() const { return false; }
@@ -253,11 +267,11 @@ public:
         : PoolingOp({x}, attributes, origin) {
         constructor_validate_and_infer_types();
     }
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
 
 private:
     friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
     Plan build_plan(const Dims& shape, bool with_indices, bool int32) const;
 };
 
@@ -270,11 +284,11 @@ public:
         : PoolingOp({x}, attributes, origin) {
         constructor_validate_and_infer_types();
     }
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
 
 private:
     friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
     Plan build_plan(const Dims& shape, bool with_indices, bool int32) const;
     bool int32_indices() const;
 };
@@ -296,11 +310,10 @@ public:
         : PoolingOp({x, output_size}, {}, origin) {
         constructor_validate_and_infer_types();
     }
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
 
 private:
     friend PoolingOp;
+    void infer_types();
     Dims plan_key(const ov::TensorVector& inputs) const;
     Plan build_plan(const Dims& key, bool with_indices, bool int32) const;
 };
@@ -315,11 +328,11 @@ public:
         : PoolingOp({x, output_size}, {index_element_type}, origin) {
         constructor_validate_and_infer_types();
     }
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
 
 private:
     friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
     Dims plan_key(const ov::TensorVector& inputs) const;
     Plan build_plan(const Dims& key, bool with_indices, bool int32) const;
     bool int32_indices() const;
@@ -334,11 +347,11 @@ public:
         : PoolingOp({x}, attributes, nullptr, name) {
         constructor_validate_and_infer_types();
     }
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
 
 private:
     friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
     void check_input(const ov::Tensor& x) const;
     Plan build_plan(const Dims& shape, bool with_indices, bool int32) const;
 };
@@ -352,11 +365,11 @@ public:
         : PoolingOp({x}, attributes, nullptr, name) {
         constructor_validate_and_infer_types();
     }
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
 
 private:
     friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
     void check_input(const ov::Tensor& x) const;
     Plan build_plan(const Dims& shape, bool with_indices, bool int32) const;
     void finish_indices(ov::Tensor& indices, const Dims& shape) const;

@@ -34,23 +34,19 @@ ov::PartialShape pooled(const ov::PartialShape& input, const PoolSpec& window) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-bool AvgPool::visit_attributes(ov::AttributeVisitor& visitor) {
+void AvgPool::visit(ov::AttributeVisitor& visitor) {
     auto& w = m_attributes.window;
     visit_window(visitor, w, m_reading, false);
     visitor.on_attribute("exclude-pad", m_attributes.exclude_pad);
     visitor.on_attribute("auto_pad", w.auto_pad);
     visitor.on_attribute("rounding_type", w.rounding_type);
     visit_ints(visitor, "dilations", w.dilations, m_reading);
-    m_reading = false;
-    return true;
 }
 
-void AvgPool::validate_and_infer_types() {
-    validate(1, [&] {
-        check_element_type(get_input_element_type(0));
-        check_pool(m_attributes.window, m_attributes.exclude_pad);
-        set_outputs({pooled(get_input_partial_shape(0), m_attributes.window)}, {get_input_element_type(0)});
-    });
+void AvgPool::infer_types() {
+    check_element_type(get_input_element_type(0));
+    check_pool(m_attributes.window, m_attributes.exclude_pad);
+    set_outputs({pooled(get_input_partial_shape(0), m_attributes.window)}, {get_input_element_type(0)});
 }
 
 Plan AvgPool::build_plan(const Dims& shape, bool, bool) const {
@@ -59,25 +55,21 @@ Plan AvgPool::build_plan(const Dims& shape, bool, bool) const {
 }
 
 // ---------------------------------------------------------------------------------------------
-bool MaxPool::visit_attributes(ov::AttributeVisitor& visitor) {
+void MaxPool::visit(ov::AttributeVisitor& visitor) {
     visit_window(visitor, m_attributes.window, m_reading, true);
     visitor.on_attribute("index_element_type", m_attributes.index_element_type);
     visitor.on_attribute("axis", m_attributes.axis);
-    m_reading = false;
-    return true;
 }
 
-void MaxPool::validate_and_infer_types() {
-    validate(2, [&] {
-        check_element_type(get_input_element_type(0));
-        check_pool(m_attributes.window, false);
-        const auto indices = index_type(m_attributes.index_element_type);
-        const auto& input = get_input_partial_shape(0);
-        const auto shape = pooled(input, m_attributes.window);
-        if (input.rank().is_static())
-            check_axis(m_attributes.axis, input.rank().get_length());
-        set_outputs({shape, shape}, {get_input_element_type(0), indices});
-    });
+void MaxPool::infer_types() {
+    check_element_type(get_input_element_type(0));
+    check_pool(m_attributes.window, false);
+    const auto indices = index_type(m_attributes.index_element_type);
+    const auto& input = get_input_partial_shape(0);
+    const auto shape = pooled(input, m_attributes.window);
+    if (input.rank().is_static())
+        check_axis(m_attributes.axis, input.rank().get_length());
+    set_outputs({shape, shape}, {get_input_element_type(0), indices});
 }
 
 bool MaxPool::int32_indices() const {
