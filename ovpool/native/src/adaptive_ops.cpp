@@ -1,5 +1,7 @@
 // AdaptiveAvgPool and AdaptiveMaxPool of the "ovpool" opset (AdaptiveAvgPool-8 /
 // AdaptiveMaxPool-8): input 1 holds the output size of each spatial axis.
+#include <algorithm>
+
 #include "openvino/op/constant.hpp"
 #include "ops.hpp"
 
@@ -50,128 +52,63 @@ Dims sizes_of(const ov::Tensor& tensor) {
     return sizes;
 }
 
-// The plan for this data shape and these sizes, cached under (shape, sizes).
-template <class Lookup, class Store>
-std::shared_ptr<const Plan> adaptive(const ov::TensorVector& inputs, Lookup lookup, Store store,
-                                     bool with_indices, bool int32) {
-    const Dims shape = tensor_dims(inputs[0]);
+// The plan cache's key: the data shape, -1, the output sizes.
+Dims adaptive_key(const ov::TensorVector& inputs) {
+    Dims key = tensor_dims(inputs[0]);
     const Dims sizes = sizes_of(inputs[1]);
-    Dims key = shape;
     key.push_back(-1);
     key.insert(key.end(), sizes.begin(), sizes.end());
-    auto plan = lookup(key);
-    if (!plan) {
-        Plan fresh = adaptive_plan(shape, sizes);
-        if (with_indices) {
-            const IndexPlan layout = adaptive_index_plan(shape, int32);
-            fresh.plane_modulus = layout.plane_modulus;
-            fresh.offset_modulus = layout.offset_modulus;
-        }
-        plan = std::make_shared<const Plan>(std::move(fresh));
-        store(key, plan);
-    }
-    return plan;
+    return key;
+}
+
+// The plan for an adaptive_key; with the index layout when `with_indices`.
+Plan adaptive(const Dims& key, bool with_indices, bool int32) {
+    const auto split = std::find(key.begin(), key.end(), -1);
+    const Dims shape(key.begin(), split);
+    Plan plan = adaptive_plan(shape, Dims(split + 1, key.end()));
+    if (!with_indices)
+        return plan;
+    return with_index_layout(std::move(plan), adaptive_index_plan(shape, int32));
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-AdaptiveAvgPool::AdaptiveAvgPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
-                                 const Origin* origin)
-    : PoolingBase({x, output_size}) {
-    m_reading = false;
-    set_origin(origin);
-    constructor_validate_and_infer_types();
+void AdaptiveAvgPool::infer_types() {
+    check_element_type(get_input_element_type(0));
+    set_outputs({adaptive_shape(*this)}, {get_input_element_type(0)});
 }
 
-bool AdaptiveAvgPool::visit_attributes(ov::AttributeVisitor&) {
-    m_reading = false;
-    return true;
+Dims AdaptiveAvgPool::plan_key(const ov::TensorVector& inputs) const {
+    return adaptive_key(inputs);
 }
 
-void AdaptiveAvgPool::validate_and_infer_types() {
-    validate(1, [&] {
-        check_element_type(get_input_element_type(0));
-        set_outputs({adaptive_shape(*this)}, {get_input_element_type(0)});
-    });
-}
-
-std::shared_ptr<ov::Node> AdaptiveAvgPool::clone_with_new_inputs(const ov::OutputVector& inputs) const {
-    check_new_args_count(this, inputs);
-    auto clone = std::make_shared<AdaptiveAvgPool>();
-    return finish_clone(clone, inputs);
-}
-
-bool AdaptiveAvgPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
-    try {
-        const Storage storage = storage_of(inputs[0].get_element_type());
-        const auto plan = adaptive(
-            inputs, [this](const Dims& k) { return cached_plan(k); },
-            [this](const Dims& k, std::shared_ptr<const Plan> p) { store_plan(k, std::move(p)); }, false, false);
-        shape_output(outputs[0], plan->out_shape);
-        run_avg(*plan, storage, inputs[0].data(), outputs[0].data());
-    } catch (...) {
-        rethrow();
-    }
-    return true;
+Plan AdaptiveAvgPool::build_plan(const Dims& key, bool, bool) const {
+    return adaptive(key, false, false);
 }
 
 // ---------------------------------------------------------------------------------------------
-AdaptiveMaxPool::AdaptiveMaxPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
-                                 const std::string& index_element_type, const Origin* origin)
-    : PoolingBase({x, output_size}),
-      m_index_element_type(index_element_type) {
-    m_reading = false;
-    set_origin(origin);
-    constructor_validate_and_infer_types();
+void AdaptiveMaxPool::visit(ov::AttributeVisitor& visitor) {
+    visitor.on_attribute("index_element_type", m_attributes.index_element_type);
 }
 
-bool AdaptiveMaxPool::visit_attributes(ov::AttributeVisitor& visitor) {
-    visitor.on_attribute("index_element_type", m_index_element_type);
-    m_reading = false;
-    return true;
+void AdaptiveMaxPool::infer_types() {
+    check_element_type(get_input_element_type(0));
+    const auto indices = index_type(m_attributes.index_element_type);
+    const auto shape = adaptive_shape(*this);
+    set_outputs({shape, shape}, {get_input_element_type(0), indices});
 }
 
-void AdaptiveMaxPool::validate_and_infer_types() {
-    validate(2, [&] {
-        check_element_type(get_input_element_type(0));
-        const auto indices = index_type(m_index_element_type);
-        const auto shape = adaptive_shape(*this);
-        set_outputs({shape, shape}, {get_input_element_type(0), indices});
-    });
+bool AdaptiveMaxPool::int32_indices() const {
+    return index_type(m_attributes.index_element_type) == ov::element::i32;
 }
 
-std::shared_ptr<ov::Node> AdaptiveMaxPool::clone_with_new_inputs(const ov::OutputVector& inputs) const {
-    check_new_args_count(this, inputs);
-    auto clone = std::make_shared<AdaptiveMaxPool>();
-    clone->m_index_element_type = m_index_element_type;
-    return finish_clone(clone, inputs);
+Dims AdaptiveMaxPool::plan_key(const ov::TensorVector& inputs) const {
+    return adaptive_key(inputs);
 }
 
-bool AdaptiveMaxPool::evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const {
-    try {
-        const Storage storage = storage_of(inputs[0].get_element_type());
-        const bool with_indices = outputs.size() > 1 && output_used(1);
-        const bool int32 = index_type(m_index_element_type) == ov::element::i32;
-        const auto plan = adaptive(
-            inputs, [this](const Dims& k) { return cached_plan(k); },
-            [this](const Dims& k, std::shared_ptr<const Plan> p) { store_plan(k, std::move(p)); }, with_indices,
-            int32);
-        for (auto& tensor : outputs)
-            shape_output(tensor, plan->out_shape);
-        std::int64_t* index64 = nullptr;
-        std::int32_t* index32 = nullptr;
-        if (with_indices) {
-            if (int32)
-                index32 = outputs[1].data<std::int32_t>();
-            else
-                index64 = outputs[1].data<std::int64_t>();
-        }
-        run_max(*plan, storage, inputs[0].data(), outputs[0].data(), index64, index32);
-    } catch (...) {
-        rethrow();
-    }
-    return true;
+Plan AdaptiveMaxPool::build_plan(const Dims& key, bool with_indices, bool int32) const {
+    return adaptive(key, with_indices, int32);
 }
 
 }  // namespace native

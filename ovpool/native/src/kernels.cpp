@@ -36,25 +36,21 @@ bool choose_avx2() {
 
 const bool use_avx2 = choose_avx2();
 
+template <class Args>
+std::unique_ptr<Job> make_for_cpu(const Args& args) {
+#ifdef OVPOOL_NATIVE_HAVE_AVX2_BUILD
+    if (use_avx2)
+        return avx2::make_job(args);
+#endif
+    return baseline::make_job(args);
+}
+
 }  // namespace
 
 const char* kernel_isa() { return use_avx2 ? "avx2" : "baseline"; }
 
-std::unique_ptr<Job> make_avg_job(const AvgArgs& args) {
-#ifdef OVPOOL_NATIVE_HAVE_AVX2_BUILD
-    if (use_avx2)
-        return avx2::make_avg_job(args);
-#endif
-    return baseline::make_avg_job(args);
-}
-
-std::unique_ptr<Job> make_max_job(const MaxArgs& args) {
-#ifdef OVPOOL_NATIVE_HAVE_AVX2_BUILD
-    if (use_avx2)
-        return avx2::make_max_job(args);
-#endif
-    return baseline::make_max_job(args);
-}
+std::unique_ptr<Job> make_job(const AvgArgs& args) { return make_for_cpu(args); }
+std::unique_ptr<Job> make_job(const MaxArgs& args) { return make_for_cpu(args); }
 
 int workers_for(std::int64_t planes, std::int64_t elements) {
     const std::int64_t per_thread = std::int64_t(1) << 15;

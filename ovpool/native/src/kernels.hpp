@@ -2,8 +2,7 @@
 //
 // The kernels come from ovpool's C++ core (core/jobs.hpp), compiled twice: kernels_isa.cpp is
 // built once as the baseline and once with -mavx2 -mfma -mf16c (OVPOOL_CORE_ISA=avx2). This
-// header includes no core header, so the op code never sees either ISA; make_avg_job /
-// make_max_job pick the build the CPU can run, and run_job runs a job's items on OpenVINO's
+// header includes no core header, so the op code never sees either ISA; make_job picks the build the CPU can run, and run_job runs a job's items on OpenVINO's
 // threads (TBB), never OpenMP.
 #pragma once
 
@@ -17,29 +16,27 @@ namespace native {
 // Storage types of the kernels, one per OpenVINO element type the ops accept.
 enum class Storage { f32, f16, bf16, f64, i8, u8, i32, i64 };
 
-struct AvgArgs {
+// What every job takes: the data, the plan's packed window table, the worker count.
+struct JobArgs {
     Storage storage;
     const void* x;
     void* out;
     std::ptrdiff_t planes;
     const std::ptrdiff_t* packed;
-    const std::int64_t* divisor;
-    const double* divisor_real;
     int workers;
 };
 
-struct MaxArgs {
-    Storage storage;
-    const void* x;
-    void* out;
-    std::ptrdiff_t planes;
-    const std::ptrdiff_t* packed;
+struct AvgArgs : JobArgs {
+    const std::int64_t* divisor;
+    const double* divisor_real;
+};
+
+struct MaxArgs : JobArgs {
     std::int64_t* index64;  // at most one of index64 / index32 is non-null
     std::int32_t* index32;
     std::int64_t plane_modulus;
     std::int64_t offset_modulus;
     double empty_value;
-    int workers;
 };
 
 // A core job (AvgJob<S> / MaxJob<S>) behind a virtual interface.
@@ -50,8 +47,8 @@ public:
     virtual void run(std::ptrdiff_t item, int worker) const noexcept = 0;
 };
 
-std::unique_ptr<Job> make_avg_job(const AvgArgs& args);
-std::unique_ptr<Job> make_max_job(const MaxArgs& args);
+std::unique_ptr<Job> make_job(const AvgArgs& args);
+std::unique_ptr<Job> make_job(const MaxArgs& args);
 
 // Runs every item of `job` on `workers` OpenVINO threads (workers <= 1: on the caller).
 void run_job(const Job& job, int workers);
@@ -66,12 +63,12 @@ const char* kernel_isa();
 
 // One set of factories per ISA build (defined in kernels_isa.cpp).
 namespace baseline {
-std::unique_ptr<Job> make_avg_job(const AvgArgs& args);
-std::unique_ptr<Job> make_max_job(const MaxArgs& args);
+std::unique_ptr<Job> make_job(const AvgArgs& args);
+std::unique_ptr<Job> make_job(const MaxArgs& args);
 }  // namespace baseline
 namespace avx2 {
-std::unique_ptr<Job> make_avg_job(const AvgArgs& args);
-std::unique_ptr<Job> make_max_job(const MaxArgs& args);
+std::unique_ptr<Job> make_job(const AvgArgs& args);
+std::unique_ptr<Job> make_job(const MaxArgs& args);
 }  // namespace avx2
 
 }  // namespace native

@@ -58,8 +58,8 @@ std::unique_ptr<Job> make(const Args& args) {
 
 }  // namespace
 
-std::unique_ptr<Job> make_avg_job(const AvgArgs& args) { return make<AvgJobImpl>(args); }
-std::unique_ptr<Job> make_max_job(const MaxArgs& args) { return make<MaxJobImpl>(args); }
+std::unique_ptr<Job> make_job(const AvgArgs& args) { return make<AvgJobImpl>(args); }
+std::unique_ptr<Job> make_job(const MaxArgs& args) { return make<MaxJobImpl>(args); }
 
 }  // namespace OVPOOL_CORE_ISA
 }  // namespace native

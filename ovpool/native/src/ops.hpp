@@ -122,93 +122,6 @@ private:
     mutable std::shared_ptr<const Plan> m_plan;
 };
 
-class AvgPool : public PoolingBase {
-public:
-    OPENVINO_OP("AvgPool", "ovpool");
-    AvgPool() = default;
-    AvgPool(const ov::Output<ov::Node>& x, const AvgAttributes& attributes, const Origin* origin = nullptr);
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-    const AvgAttributes& attributes() const { return m_attributes; }
-
-private:
-    AvgAttributes m_attributes;
-};
-
-class MaxPool : public PoolingBase {
-public:
-    OPENVINO_OP("MaxPool", "ovpool");
-    MaxPool() = default;
-    MaxPool(const ov::Output<ov::Node>& x, const MaxAttributes& attributes, const Origin* origin = nullptr);
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-    const MaxAttributes& attributes() const { return m_attributes; }
-
-private:
-    MaxAttributes m_attributes;
-};
-
-class AdaptiveAvgPool : public PoolingBase {
-public:
-    OPENVINO_OP("AdaptiveAvgPool", "ovpool");
-    AdaptiveAvgPool() = default;
-    AdaptiveAvgPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
-                    const Origin* origin = nullptr);
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-};
-
-class AdaptiveMaxPool : public PoolingBase {
-public:
-    OPENVINO_OP("AdaptiveMaxPool", "ovpool");
-    AdaptiveMaxPool() = default;
-    AdaptiveMaxPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
-                    const std::string& index_element_type, const Origin* origin = nullptr);
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-    const std::string& index_element_type() const { return m_index_element_type; }
-
-private:
-    std::string m_index_element_type = "i64";
-};
-
-class OnnxAveragePool : public PoolingBase {
-public:
-    OPENVINO_OP("OnnxAveragePool", "ovpool");
-    OnnxAveragePool() = default;
-    // `name`: the friendly name, set before validating so that errors name the node.
-    OnnxAveragePool(const ov::Output<ov::Node>& x, const OnnxAvgAttributes& attributes, const std::string& name = "");
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-
-private:
-    OnnxAvgAttributes m_attributes;
-};
-
-class OnnxMaxPool : public PoolingBase {
-public:
-    OPENVINO_OP("OnnxMaxPool", "ovpool");
-    OnnxMaxPool() = default;
-    OnnxMaxPool(const ov::Output<ov::Node>& x, const OnnxMaxAttributes& attributes, const std::string& name = "");
-    bool visit_attributes(ov::AttributeVisitor& visitor) override;
-    void validate_and_infer_types() override;
-    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override;
-    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override;
-
-private:
-    OnnxMaxAttributes m_attributes;
-};
-
 // Attribute visiting shared by the ops and the readers of native ops. `reading` says whether
 // the visitor fills the values (read_model) or reads them (save_model, clone): absent list
 // attributes are offered only when reading, and are absent afterwards if the IR lacks them.
@@ -240,6 +153,227 @@ void run_max(const Plan& plan, Storage storage, const void* x, void* out, std::i
              std::int32_t* index32);
 // Sets a (possibly placeholder) output tensor to `shape`.
 void shape_output(ov::Tensor& tensor, const Dims& shape);
+
+// One ovpool op: its attributes (the IR's), the node's constructor and clone, the attribute
+// visit and validation with the error handling of PoolingBase, and evaluate's course shared by
+// every op (input checks, the plan cached for the input shape, outputs shaped, then the average
+// or max kernels), with the op's own steps as hooks `Derived` defines:
+//   void visit(visitor)                  visits the attributes, in the IR's order (default: none)
+//   void infer_types()                   checks attributes and inputs, then set_outputs (required)
+//   Plan build_plan(key, with_indices, int32) const   the plan for `key` (required)
+//   Dims plan_key(inputs) const          what the plan is cached under (default: the input shape)
+//   void check_input(x) const            checks before the storage type's (default: none)
+//   bool int32_indices() const           indices as i32 (default: i64)
+//   void finish_indices(indices, key) const   after the max kernels wrote them (default: none)
+// `Derived::OUTPUTS`: 1 (average pooling) or 2 (max pooling: values and indices).
+// Derived constructors call constructor_validate_and_infer_types() themselves: during this
+// base's constructor the node is not yet a `Derived`.
+template <class Derived, class Attributes>
+class PoolingOp : public PoolingBase {
+public:
+    const Attributes& attributes() const { return m_attributes; }
+
+    bool visit_attributes(ov::AttributeVisitor& visitor) override {
+        static_cast<Derived&>(*this).visit(visitor);
+        m_reading = false;
+        return true;
+    }
+
+    void validate_and_infer_types() override {
+        validate(Derived::OUTPUTS, [this] { static_cast<Derived&>(*this).infer_types(); });
+    }
+
+    std::shared_ptr<ov::Node> clone_with_new_inputs(const ov::OutputVector& inputs) const override {
+        check_new_args_count(this, inputs);
+        auto clone = std::make_shared<Derived>();
+        clone->m_attributes = m_attributes;
+        return finish_clone(clone, inputs);
+    }
+
+    bool evaluate(ov::TensorVector& outputs, const ov::TensorVector& inputs) const override {
+        try {
+            const auto& op = static_cast<const Derived&>(*this);
+            const auto& x = inputs[0];
+            op.check_input(x);
+            const Storage storage = storage_of(x.get_element_type());
+            // Indices nothing reads are not computed (the plugin may still hand over a tensor).
+            const bool with_indices = outputs.size() > 1 && output_used(1);
+            const bool int32 = op.int32_indices();
+            const Dims key = op.plan_key(inputs);
+            auto plan = cached_plan(key);
+            if (!plan) {
+                plan = std::make_shared<const Plan>(op.build_plan(key, with_indices, int32));
+                store_plan(key, plan);
+            }
+            for (auto& tensor : outputs)
+                shape_output(tensor, plan->out_shape);
+            if (Derived::OUTPUTS == 1) {
+                run_avg(*plan, storage, x.data(), outputs[0].data());
+                return true;
+            }
+            std::int64_t* index64 = nullptr;
+            std::int32_t* index32 = nullptr;
+            if (with_indices) {
+                if (int32)
+                    index32 = outputs[1].data<std::int32_t>();
+                else
+                    index64 = outputs[1].data<std::int64_t>();
+            }
+            run_max(*plan, storage, x.data(), outputs[0].data(), index64, index32);
+            if (with_indices)
+                op.finish_indices(outputs[1], key);
+        } catch (...) {
+            rethrow();
+        }
+        return true;
+    }
+
+protected:
+    PoolingOp() = default;
+    // `origin`: see Origin; `name`: the friendly name, set before validating so that errors
+    // name the node.
+    PoolingOp(const ov::OutputVector& inputs, const Attributes& attributes, const Origin* origin,
+              const std::string& name = "")
+        : PoolingBase(inputs), m_attributes(attributes) {
+        m_reading = false;
+        set_origin(origin);
+        if (!name.empty())
+            set_friendly_name(name);
+    }
+
+    // The hooks' defaults (see above).
+    void visit(ov::AttributeVisitor&) {}
+    Dims plan_key(const ov::TensorVector& inputs) const { return tensor_dims(inputs[0]); }
+    void check_input(const ov::Tensor&) const {}
+    bool int32_indices() const { return false; }
+    void finish_indices(ov::Tensor&, const Dims&) const {}
+
+    Attributes m_attributes;
+};
+
+// The index layout of max pooling added to a plan.
+inline Plan with_index_layout(Plan plan, const IndexPlan& layout) {
+    plan.plane_modulus = layout.plane_modulus;
+    plan.offset_modulus = layout.offset_modulus;
+    return plan;
+}
+
+class AvgPool : public PoolingOp<AvgPool, AvgAttributes> {
+public:
+    OPENVINO_OP("AvgPool", "ovpool");
+    static constexpr std::size_t OUTPUTS = 1;
+    AvgPool() = default;
+    AvgPool(const ov::Output<ov::Node>& x, const AvgAttributes& attributes, const Origin* origin = nullptr)
+        : PoolingOp({x}, attributes, origin) {
+        constructor_validate_and_infer_types();
+    }
+
+private:
+    friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
+    Plan build_plan(const Dims& shape, bool with_indices, bool int32) const;
+};
+
+class MaxPool : public PoolingOp<MaxPool, MaxAttributes> {
+public:
+    OPENVINO_OP("MaxPool", "ovpool");
+    static constexpr std::size_t OUTPUTS = 2;
+    MaxPool() = default;
+    MaxPool(const ov::Output<ov::Node>& x, const MaxAttributes& attributes, const Origin* origin = nullptr)
+        : PoolingOp({x}, attributes, origin) {
+        constructor_validate_and_infer_types();
+    }
+
+private:
+    friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
+    Plan build_plan(const Dims& shape, bool with_indices, bool int32) const;
+    bool int32_indices() const;
+};
+
+// The adaptive ops: input 1 holds the output sizes; plans are cached under the input shape,
+// -1, the sizes.
+struct AdaptiveAvgAttributes {};
+struct AdaptiveMaxAttributes {
+    std::string index_element_type = "i64";
+};
+
+class AdaptiveAvgPool : public PoolingOp<AdaptiveAvgPool, AdaptiveAvgAttributes> {
+public:
+    OPENVINO_OP("AdaptiveAvgPool", "ovpool");
+    static constexpr std::size_t OUTPUTS = 1;
+    AdaptiveAvgPool() = default;
+    AdaptiveAvgPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
+                    const Origin* origin = nullptr)
+        : PoolingOp({x, output_size}, {}, origin) {
+        constructor_validate_and_infer_types();
+    }
+
+private:
+    friend PoolingOp;
+    void infer_types();
+    Dims plan_key(const ov::TensorVector& inputs) const;
+    Plan build_plan(const Dims& key, bool with_indices, bool int32) const;
+};
+
+class AdaptiveMaxPool : public PoolingOp<AdaptiveMaxPool, AdaptiveMaxAttributes> {
+public:
+    OPENVINO_OP("AdaptiveMaxPool", "ovpool");
+    static constexpr std::size_t OUTPUTS = 2;
+    AdaptiveMaxPool() = default;
+    AdaptiveMaxPool(const ov::Output<ov::Node>& x, const ov::Output<ov::Node>& output_size,
+                    const std::string& index_element_type, const Origin* origin = nullptr)
+        : PoolingOp({x, output_size}, {index_element_type}, origin) {
+        constructor_validate_and_infer_types();
+    }
+
+private:
+    friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
+    Dims plan_key(const ov::TensorVector& inputs) const;
+    Plan build_plan(const Dims& key, bool with_indices, bool int32) const;
+    bool int32_indices() const;
+};
+
+class OnnxAveragePool : public PoolingOp<OnnxAveragePool, OnnxAvgAttributes> {
+public:
+    OPENVINO_OP("OnnxAveragePool", "ovpool");
+    static constexpr std::size_t OUTPUTS = 1;
+    OnnxAveragePool() = default;
+    OnnxAveragePool(const ov::Output<ov::Node>& x, const OnnxAvgAttributes& attributes, const std::string& name = "")
+        : PoolingOp({x}, attributes, nullptr, name) {
+        constructor_validate_and_infer_types();
+    }
+
+private:
+    friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
+    void check_input(const ov::Tensor& x) const;
+    Plan build_plan(const Dims& shape, bool with_indices, bool int32) const;
+};
+
+class OnnxMaxPool : public PoolingOp<OnnxMaxPool, OnnxMaxAttributes> {
+public:
+    OPENVINO_OP("OnnxMaxPool", "ovpool");
+    static constexpr std::size_t OUTPUTS = 2;
+    OnnxMaxPool() = default;
+    OnnxMaxPool(const ov::Output<ov::Node>& x, const OnnxMaxAttributes& attributes, const std::string& name = "")
+        : PoolingOp({x}, attributes, nullptr, name) {
+        constructor_validate_and_infer_types();
+    }
+
+private:
+    friend PoolingOp;
+    void visit(ov::AttributeVisitor& visitor);
+    void infer_types();
+    void check_input(const ov::Tensor& x) const;
+    Plan build_plan(const Dims& shape, bool with_indices, bool int32) const;
+    void finish_indices(ov::Tensor& indices, const Dims& shape) const;
+};
 
 }  // namespace native
 }  // namespace ovpool

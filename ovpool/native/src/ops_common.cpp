@@ -220,24 +220,30 @@ void shape_output(ov::Tensor& tensor, const Dims& shape) {
 namespace ovpool {
 namespace native {
 
+namespace {
+
+// The plan's part of every job's arguments; workers: see workers_for.
+JobArgs job_args(const Plan& plan, Storage storage, const void* x, void* out) {
+    return {storage, x, out, static_cast<std::ptrdiff_t>(plan.planes), plan.packed.data(),
+            workers_for(plan.planes, plan.in_elements)};
+}
+
+}  // namespace
+
 void run_avg(const Plan& plan, Storage storage, const void* x, void* out) {
     if (plan.planes == 0)
         return;
-    const int workers = workers_for(plan.planes, plan.in_elements);
-    const AvgArgs args{storage, x, out, static_cast<std::ptrdiff_t>(plan.planes), plan.packed.data(),
-                       plan.divisor.data(), plan.divisor_real.data(), workers};
-    run_job(*make_avg_job(args), workers);
+    const AvgArgs args{job_args(plan, storage, x, out), plan.divisor.data(), plan.divisor_real.data()};
+    run_job(*make_job(args), args.workers);
 }
 
 void run_max(const Plan& plan, Storage storage, const void* x, void* out, std::int64_t* index64,
              std::int32_t* index32) {
     if (plan.planes == 0)
         return;
-    const int workers = workers_for(plan.planes, plan.in_elements);
-    const MaxArgs args{storage, x, out, static_cast<std::ptrdiff_t>(plan.planes), plan.packed.data(),
-                       index64, index32, plan.plane_modulus, plan.offset_modulus,
-                       empty_max_value(storage), workers};
-    run_job(*make_max_job(args), workers);
+    const MaxArgs args{job_args(plan, storage, x, out), index64, index32, plan.plane_modulus,
+                       plan.offset_modulus, empty_max_value(storage)};
+    run_job(*make_job(args), args.workers);
 }
 
 }  // namespace native
