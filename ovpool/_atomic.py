@@ -60,18 +60,31 @@ def sigterm_as_exit():
 
 @contextmanager
 def signals_held():
-    """Hold SIGINT and SIGTERM back (they are delivered when the block ends) while a
-    temporary file is created and its name recorded, so an interruption never falls between
-    the two and leaves the file behind."""
-    if threading.current_thread() is not threading.main_thread() or \
-            not hasattr(signal, "pthread_sigmask"):
+    """Hold SIGINT and SIGTERM back (they take effect when the block ends) while a temporary
+    file is created and its name recorded, so an interruption never falls between the two and
+    leaves the file behind.
+
+    The holding is done by Python-level handlers that only record the signal, not by a thread
+    signal mask: the kernel may deliver a process-directed signal to any thread that does not
+    block it (an OpenMP worker, a progress bar's monitor), and Python then runs the handler in
+    the main thread at once, whatever the main thread's mask says."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    held = (signal.SIGINT, signal.SIGTERM)
+    pending = []
+    previous = {}
     try:
+        for signum in held:
+            previous[signum] = signal.signal(signum, lambda number, frame: pending.append(number))
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in previous.items():
+            # (None: a handler not set from Python; the default is the nearest equivalent.)
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        if pending:
+            # Delivered again, now to the handlers in force outside the block.
+            signal.raise_signal(pending[0])
 
 
 def _same_file(a, b):

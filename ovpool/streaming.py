@@ -321,9 +321,11 @@ class _Destination:
             writer.finish()
         mode = 0o666 & ~_umask()
         if self.kind == "npz":
-            fd, archive = tempfile.mkstemp(dir=self._parent, suffix=".tmp",
-                                           prefix=f".{os.path.basename(self.path)}.")
+            archive = None
             try:
+                with signals_held():   # never between mkstemp and the name
+                    fd, archive = tempfile.mkstemp(dir=self._parent, suffix=".tmp",
+                                                   prefix=f".{os.path.basename(self.path)}.")
                 with os.fdopen(fd, "wb") as handle:
                     with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
                         for name, file_path in self.files.items():
@@ -335,7 +337,8 @@ class _Destination:
                 os.chmod(archive, mode)
                 os.replace(archive, self.path)
             except BaseException:
-                _remove(archive)
+                if archive is not None:
+                    _remove(archive)
                 raise
             shutil.rmtree(self._temporary, ignore_errors=True)
         elif self.kind == "npy":

@@ -5,11 +5,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import numpy as np
 import pytest
 
-from ovpool._atomic import save_npz_atomically
+from ovpool._atomic import save_npz_atomically, signals_held
 from ovpool.errors import BadArgumentError
 
 ARRAYS = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([1, 2], np.int64)}
@@ -140,3 +142,32 @@ def test_unwritable_destinations_are_clean_errors(tmp_path):
                 save_npz_atomically(readonly / "out.npz", ARRAYS)
         finally:
             readonly.chmod(0o700)
+
+
+def _kill_self_from_another_thread(signum):
+    """A thread, started before the caller holds signals (so it does not inherit a blocked
+    mask), that sends `signum` to the process when its event is set: the kernel may deliver
+    it to that thread rather than to the main one."""
+    go = threading.Event()
+    thread = threading.Thread(target=lambda: (go.wait(), os.kill(os.getpid(), signum)))
+    thread.start()
+    return go, thread
+
+
+def test_signals_held_defers_a_signal_another_thread_receives():
+    go, thread = _kill_self_from_another_thread(signal.SIGINT)
+    finished = []
+    with pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            go.set()
+            thread.join()
+            time.sleep(0.05)   # an unheld signal's handler would run here
+            finished.append(True)
+    assert finished == [True]
+
+
+def test_signals_held_restores_the_handlers():
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with signals_held():
+        assert signal.getsignal(signal.SIGINT) is not before[0]
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
