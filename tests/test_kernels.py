@@ -411,18 +411,24 @@ def _window_averages(x, kernel):
             for j in range(x.size - kernel + 1)]
 
 
+# Window shapes of `limit` taps (int32 sums, just short of overflowing for constant extreme
+# inputs) and of limit + 1 (64-bit sums), over two axes, so that each pass sums part of them.
+_HUGE_WINDOWS_2D = {np.int8: [(4095, 4097), (4096, 4096)],       # limit = 2^24 - 1
+                    np.uint8: [(128, 65793), (5, 1684301)]}      # limit = 8421504
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_byte_averages_of_huge_windows_sum_in_64_bits(monkeypatch, dtype):
     """The largest window whose sums fit in int32 (INT32_MAX // 128 taps for int8,
-    INT32_MAX // 255 for uint8) and the next size up, which sums in 64 bits: extreme constant
-    rows, where the int32 sum is just short of overflowing (or would overflow), and random
-    rows against exact sums, over one axis and over two, in both builds."""
+    INT32_MAX // 255 for uint8) and the next sizes up, which sum in 64 bits (int32 sums of
+    their extreme constant windows would overflow): constant rows, random rows against exact
+    sums, and two-axis windows, in both builds."""
     info = np.iinfo(dtype)
     limit = np.iinfo(np.int32).max // max(-info.min, info.max)
     rng = np.random.default_rng(43)
     for module in _kernel_builds():
         _use_kernels(monkeypatch, module)
-        for kernel in (limit, limit + 1):
+        for kernel in (limit, limit + 1, limit + 2):
             for value in (info.min, info.max):
                 x = np.full((1, 1, kernel + 2), value, dtype)
                 np.testing.assert_array_equal(ovpool.avg_pool(x, kernel),
@@ -430,17 +436,19 @@ def test_byte_averages_of_huge_windows_sum_in_64_bits(monkeypatch, dtype):
             x = rng.integers(info.min, info.max, size=kernel + 2, endpoint=True).astype(dtype)
             got = ovpool.avg_pool(x.reshape(1, 1, -1), kernel).ravel()
             np.testing.assert_array_equal(got, np.array(_window_averages(x, kernel), dtype))
-        # Two axes: 4096 x 4096 windows (2^24 taps) need 64 bits for both types, 2048 x 4096
-        # (2^23) fit int32 for both; each pass sums part of the window.
-        for rows in (2048, 4096):
-            x = np.full((1, 1, rows + 1, 4096), info.min, dtype)
-            x[0, 0, -1] = info.max
-            want = np.array([info.min, round_half_even_rows(info, rows)], dtype)
-            np.testing.assert_array_equal(ovpool.avg_pool(x, (rows, 4096)).ravel(), want)
+        for rows, cols in _HUGE_WINDOWS_2D[dtype]:
+            assert rows * cols - limit in (0, 1)
+            for value, last in ((info.min, info.max), (info.max, info.min)):
+                # Window 0: rows of `value`; window 1: rows - 1 of them and one of `last`.
+                x = np.full((1, 1, rows + 1, cols), value, dtype)
+                x[0, 0, -1] = last
+                want = np.array([value, _average_of_rows(value, last, rows)], dtype)
+                np.testing.assert_array_equal(ovpool.avg_pool(x, (rows, cols)).ravel(), want,
+                                              err_msg=f"{module.__name__} {rows}x{cols}")
 
 
-def round_half_even_rows(info, rows):
-    """The average of rows - 1 rows of info.min and one of info.max (equal row lengths)."""
+def _average_of_rows(value, last, rows):
+    """The average of rows - 1 equal rows of `value` and one of `last`."""
     from reference import round_half_even
 
-    return round_half_even((rows - 1) * int(info.min) + int(info.max), rows)
+    return round_half_even((rows - 1) * int(value) + int(last), rows)
