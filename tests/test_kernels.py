@@ -371,3 +371,84 @@ def test_small_planes_in_blocks_keep_their_bits(monkeypatch, shape):
                                           ref_adaptive_avg_pool(x, up))
     _assert_builds_agree_bitwise(monkeypatch, lambda: _small_plane_averages(
         values.astype(np.float32)) + _small_plane_averages(values.astype(np.int32)))
+
+
+def _kernel_builds():
+    from ovpool import _kernels
+
+    return [m for m in (_kernels, _avx2_build()) if m is not None]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_byte_averages_match_the_oracle_at_the_extremes(monkeypatch, dtype):
+    """int8 / uint8 averages of small windows sum in int32 (see sums_fit): all-lowest,
+    all-highest and random planes against the oracle, in both builds."""
+    from reference import ref_avg_pool
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(41)
+    planes = [np.full((2, 3, 11, 19), info.min, dtype), np.full((2, 3, 11, 19), info.max, dtype),
+              rng.integers(info.min, info.max, size=(2, 3, 11, 19), endpoint=True).astype(dtype)]
+    calls = [dict(kernel=3, strides=1, pads_begin=1, pads_end=1),
+             dict(kernel=(4, 7), strides=(1, 2), pads_begin=(2, 3), pads_end=(1, 3),
+                  exclude_pad=False),
+             dict(kernel=(11, 19), strides=1, pads_begin=0, pads_end=0),
+             dict(kernel=(2, 17), strides=(3, 1), pads_begin=0, pads_end=0, dilations=(2, 1))]
+    for module in _kernel_builds():
+        _use_kernels(monkeypatch, module)
+        for x in planes:
+            for call in calls:
+                np.testing.assert_array_equal(ovpool.avg_pool(x, **call), ref_avg_pool(x, **call),
+                                              err_msg=f"{module.__name__} {call}")
+
+
+def _window_averages(x, kernel):
+    """Averages of the stride-1 windows of `kernel` elements along a 1-D int array (exact)."""
+    from reference import round_half_even
+
+    sums = np.concatenate([[0], np.cumsum(x, dtype=np.int64)])
+    return [round_half_even(int(sums[j + kernel] - sums[j]), kernel)
+            for j in range(x.size - kernel + 1)]
+
+
+# Window shapes of `limit` taps (int32 sums, just short of overflowing for constant extreme
+# inputs) and of limit + 1 (64-bit sums), over two axes, so that each pass sums part of them.
+_HUGE_WINDOWS_2D = {np.int8: [(4095, 4097), (4096, 4096)],       # limit = 2^24 - 1
+                    np.uint8: [(128, 65793), (5, 1684301)]}      # limit = 8421504
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_byte_averages_of_huge_windows_sum_in_64_bits(monkeypatch, dtype):
+    """The largest window whose sums fit in int32 (INT32_MAX // 128 taps for int8,
+    INT32_MAX // 255 for uint8) and the next sizes up, which sum in 64 bits (int32 sums of
+    their extreme constant windows would overflow): constant rows, random rows against exact
+    sums, and two-axis windows, in both builds."""
+    info = np.iinfo(dtype)
+    limit = np.iinfo(np.int32).max // max(-info.min, info.max)
+    rng = np.random.default_rng(43)
+    for module in _kernel_builds():
+        _use_kernels(monkeypatch, module)
+        for kernel in (limit, limit + 1, limit + 2):
+            for value in (info.min, info.max):
+                x = np.full((1, 1, kernel + 2), value, dtype)
+                np.testing.assert_array_equal(ovpool.avg_pool(x, kernel),
+                                              np.full((1, 1, 3), value, dtype))
+            x = rng.integers(info.min, info.max, size=kernel + 2, endpoint=True).astype(dtype)
+            got = ovpool.avg_pool(x.reshape(1, 1, -1), kernel).ravel()
+            np.testing.assert_array_equal(got, np.array(_window_averages(x, kernel), dtype))
+        for rows, cols in _HUGE_WINDOWS_2D[dtype]:
+            assert rows * cols - limit in (0, 1)
+            for value, last in ((info.min, info.max), (info.max, info.min)):
+                # Window 0: rows of `value`; window 1: rows - 1 of them and one of `last`.
+                x = np.full((1, 1, rows + 1, cols), value, dtype)
+                x[0, 0, -1] = last
+                want = np.array([value, _average_of_rows(value, last, rows)], dtype)
+                np.testing.assert_array_equal(ovpool.avg_pool(x, (rows, cols)).ravel(), want,
+                                              err_msg=f"{module.__name__} {rows}x{cols}")
+
+
+def _average_of_rows(value, last, rows):
+    """The average of rows - 1 equal rows of `value` and one of `last`."""
+    from reference import round_half_even
+
+    return round_half_even((rows - 1) * int(value) + int(last), rows)

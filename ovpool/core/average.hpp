@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "config.hpp"
@@ -339,6 +340,13 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
 #if OVPOOL_CORE_HAVE_AVX2
         // Eight at a time when the sums fit in int32 (then so do the averages, and their
         // int8 / uint8 / int32 stores are those of the scalar rule's results).
+        if constexpr (std::is_same<A, std::int32_t>::value) {
+            std::int32_t quotients[8];
+            for (; i + 8 <= n; i += 8) {
+                simd::divide_round_even8(sums + i, divisors.real + i, quotients);
+                for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+            }
+        }
         if constexpr (std::is_same<A, long long>::value) {
             std::int32_t quotients[8];
             for (; i + 8 <= n; i += 8) {
@@ -356,6 +364,24 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
             out[i] = store<S>(divide_round_even(sums[i], divisors.count[i], divisors.real[i]));
         }
     }
+}
+
+// Whether every partial sum of an average over g fits in the narrow accumulator N, for inputs
+// of magnitude at most `largest`: a pass's sums cover at most the product of the longest
+// windows of the axes summed so far, so the largest window volume bounds them all.
+template <class N>
+inline bool sums_fit(const Geometry& g, long long largest) {
+    const long long limit = static_cast<long long>(std::numeric_limits<N>::max()) / largest;
+    long long volume = 1;
+    for (index_t a = 0; a < g.naxes; ++a) {
+        AxisTable w = axis_table(g, a);
+        index_t longest = 0;
+        for (index_t j = 0; j < w.out_len; ++j) longest = std::max(longest, w.count[j]);
+        if (longest > limit) return false;
+        volume *= longest;  // both factors at most `limit` < 2^31: no overflow
+        if (volume > limit) return false;
+    }
+    return true;
 }
 
 // Average-pool `planes` consecutive planes with the passes, so small planes share one pass's

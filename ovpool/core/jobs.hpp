@@ -38,6 +38,7 @@ template <class S>
 class AvgJob {
   public:
     typedef avg_accumulator_t<S> A;
+    typedef typename narrow_avg_accumulator<S>::type N;
 
     // x: (planes, in_plane) and out: (planes, out_plane), C-contiguous; divisor and
     // divisor_real: out_plane each (see Divisors). Throws std::bad_alloc.
@@ -62,7 +63,15 @@ class AvgJob {
         if (workers > 1) block_ = std::min(block_, std::max<index_t>(1, planes / (4 * workers)));
         items_ = (planes + block_ - 1) / block_;
         per_worker_ = (g_.naxes > 1 ? 2 : 1) * block_ * g_.scratch;
-        scratch_ = allocate<A>(workers * per_worker_);
+        // Exact sums either way: the narrow accumulator when the windows rule out overflow.
+        if constexpr (!std::is_same<N, A>::value) {
+            narrow_ = sums_fit<N>(g_, narrow_avg_accumulator<S>::largest);
+        }
+        if (narrow_) {
+            narrow_scratch_ = allocate<N>(workers * per_worker_);
+        } else {
+            scratch_ = allocate<A>(workers * per_worker_);
+        }
         divided_ = g_.out_plane;
         if (block_ > 1 && g_.out_plane < few_outputs) {
             // Few outputs per plane: the divisors repeated for a whole block, so the averages
@@ -85,9 +94,18 @@ class AvgJob {
         switch (mode_) {
             case Mode::planes: {
                 index_t first = item * block_;
+                index_t count = std::min(block_, planes_ - first);
+                if constexpr (!std::is_same<N, A>::value) {
+                    if (narrow_) {
+                        avg_planes(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
+                                   narrow_scratch_.get() + worker * per_worker_, g_, divisors_,
+                                   count, divided_);
+                        break;
+                    }
+                }
                 avg_planes(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
-                           scratch_.get() + worker * per_worker_, g_, divisors_,
-                           std::min(block_, planes_ - first), divided_);
+                           scratch_.get() + worker * per_worker_, g_, divisors_, count,
+                           divided_);
                 break;
             }
             case Mode::same3x3:
@@ -143,7 +161,9 @@ class AvgJob {
     index_t block_ = 1;       // planes per item
     index_t divided_ = 0;     // outputs that divisors_ covers (one plane's or a block's)
     index_t per_worker_ = 0;  // scratch elements per worker
+    bool narrow_ = false;     // sums in N (narrow_scratch_), not A (scratch_)
     std::unique_ptr<A[]> scratch_;
+    std::unique_ptr<N[]> narrow_scratch_;
     std::unique_ptr<std::int64_t[]> block_count_;  // a block's divisors, when repeated
     std::unique_ptr<double[]> block_real_;
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows

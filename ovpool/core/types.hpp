@@ -50,6 +50,22 @@ template <> struct avg_accumulator<std::int32_t> { typedef long long type; };
 template <> struct avg_accumulator<std::int64_t> { typedef wide_t type; };
 template <class S> using avg_accumulator_t = typename avg_accumulator<S>::type;
 
+// A narrower exact accumulator for averages whose windows are small enough (see AvgJob and
+// sums_fit): int32 sums for int8 / uint8 inputs hold eight lanes per AVX2 register, not four.
+// `largest` is the inputs' largest magnitude. Types without one name their own accumulator.
+template <class S> struct narrow_avg_accumulator {
+    typedef avg_accumulator_t<S> type;
+    static constexpr long long largest = 0;
+};
+template <> struct narrow_avg_accumulator<std::int8_t> {
+    typedef std::int32_t type;
+    static constexpr long long largest = 128;
+};
+template <> struct narrow_avg_accumulator<std::uint8_t> {
+    typedef std::int32_t type;
+    static constexpr long long largest = 255;
+};
+
 // (Integer maxima stay in the input's own type: exact, and the vector loops then hold 32
 // int8 lanes rather than four int64 ones.)
 template <class S> struct max_accumulator { typedef S type; };

@@ -1,8 +1,9 @@
 // AVX2 helpers of average pooling.
 //
-// - divide_round_even8: the rounded integer averages of eight window sums at once. The scalar
-//   rule (average.hpp's divide_round_even_small) costs a double division and a conversion per
-//   output; here four of each go in one instruction, and the rounding steps are lane masks.
+// - divide_round_even8: the rounded integer averages of eight window sums (int64 or int32) at
+//   once. The scalar rule (average.hpp's divide_round_even_small) costs a double division and
+//   a conversion per output; here four of each go in one instruction, and the rounding steps
+//   are lane masks.
 //   The result is exact, so the same as the scalar rule's in every build.
 // - divide_to_f16x8: eight float32 averages rounded to float16 by one F16C instruction (the
 //   scalar store converts one element per instruction and keeps the loop from vectorising);
@@ -66,6 +67,17 @@ inline bool divide_round_even8(const long long* sums, const double* real,
     __m128i q1 = divide_round_even4(_mm256_cvtepi32_pd(l1), _mm256_loadu_pd(real + 4));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(quotients), _mm256_set_m128i(q1, q0));
     return true;
+}
+
+// The same for eight int32 sums (always in range).
+inline void divide_round_even8(const std::int32_t* sums, const double* real,
+                               std::int32_t* quotients) {
+    __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
+    __m128i q0 = divide_round_even4(_mm256_cvtepi32_pd(_mm256_castsi256_si128(t)),
+                                    _mm256_loadu_pd(real));
+    __m128i q1 = divide_round_even4(_mm256_cvtepi32_pd(_mm256_extracti128_si256(t, 1)),
+                                    _mm256_loadu_pd(real + 4));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(quotients), _mm256_set_m128i(q1, q0));
 }
 
 // out[0 .. 8) = float16(sums[i] / float(real[i])), rounded to nearest even.
