@@ -6,13 +6,15 @@ The loops themselves live in the C++ core (``ovpool/core/*.hpp``, headers only, 
 which the native OpenVINO extension compiles too, so both give the same bits. This module
 turns typed memoryviews into pointers, picks the core's template for the element type
 (uint16 plus ``half_kind`` -> float16 / bfloat16), builds one job per call and runs its
-independent items over OpenMP threads (``ovpool_run_job``) with the GIL released.
+independent items over OpenMP threads (one ``prange`` loop, ``run_job``) with the GIL
+released.
 
 Nothing here raises except MemoryError for scratch space: Python resolves every attribute into
 the packed window tables and checks every shape before calling in (see ``pooling.py``).
 """
 
 cimport cython
+from cython.parallel cimport prange, threadid
 from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t
 
@@ -45,27 +47,19 @@ cdef extern from *:
     #endif
 
     #include <cstddef>
-    #include <memory>
     #ifdef _OPENMP
     #include <omp.h>
     #endif
 
-    // Run every item of a job over up to num_threads OpenMP threads, then delete the job.
-    // Items never throw (run is noexcept), so the job cannot leak.
-    template <class Job> static void ovpool_run_job(Job* job, int num_threads) {
-        std::unique_ptr<Job> owned(job);
-        std::ptrdiff_t items = job->items();
-    #ifdef _OPENMP
-        #pragma omp parallel for schedule(guided) num_threads(num_threads)
-    #endif
-        for (std::ptrdiff_t item = 0; item < items; ++item) {
-    #ifdef _OPENMP
-            job->run(item, omp_get_thread_num());
-    #else
-            job->run(item, 0);
-    #endif
-        }
-        (void)num_threads;
+    // One work item of a job of any type, behind one function-pointer type, so a single
+    // prange loop (run_job below) serves every job. run is noexcept: an item cannot throw.
+    typedef void (*ovpool_item_fn)(const void* job, std::ptrdiff_t item, int worker);
+    template <class Job>
+    static void ovpool_run_item(const void* job, std::ptrdiff_t item, int worker) {
+        static_cast<const Job*>(job)->run(item, worker);
+    }
+    template <class Job> static ovpool_item_fn ovpool_item_runner(const Job*) {
+        return &ovpool_run_item<Job>;
     }
 
     static int ovpool_cpu_has_avx2_f16c(void) {
@@ -80,7 +74,8 @@ cdef extern from *:
     """
     int OVPOOL_OPENMP
     int ovpool_cpu_has_avx2_f16c()
-    void ovpool_run_job[J](J* job, int num_threads) nogil
+    ctypedef void (*ovpool_item_fn)(const void* job, ptrdiff_t item, int worker) noexcept nogil
+    ovpool_item_fn ovpool_item_runner[J](const J* job) nogil
 
 # float16 and bfloat16 share the unsigned short storage type; this flag says which one it is.
 cdef enum:
@@ -125,6 +120,14 @@ def openmp_enabled():
     return bool(OVPOOL_OPENMP)
 
 
+cdef void run_job(const void* job, ptrdiff_t items, ovpool_item_fn run_item,
+                  int num_threads) noexcept nogil:
+    """Every item of a job, over up to ``num_threads`` OpenMP threads."""
+    cdef ptrdiff_t item
+    for item in prange(items, schedule='guided', num_threads=num_threads):
+        run_item(job, item, threadid())
+
+
 cdef int run_avg(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_t* packed,
                  const int64_t* divisor, const double* divisor_real,
                  int num_threads) except -1:
@@ -133,8 +136,11 @@ cdef int run_avg(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_
         job = new AvgJob[core_t](x, out, planes, packed, divisor, divisor_real, num_threads)
     except MemoryError:
         raise MemoryError(NO_MEMORY)
-    with nogil:
-        ovpool_run_job(job, num_threads)
+    try:
+        with nogil:
+            run_job(job, job.items(), ovpool_item_runner(job), num_threads)
+    finally:
+        del job
     return 0
 
 
@@ -147,8 +153,11 @@ cdef int run_max(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_
                                  plane_modulus, offset_modulus, empty_value, num_threads)
     except MemoryError:
         raise MemoryError(NO_MEMORY)
-    with nogil:
-        ovpool_run_job(job, num_threads)
+    try:
+        with nogil:
+            run_job(job, job.items(), ovpool_item_runner(job), num_threads)
+    finally:
+        del job
     return 0
 
 
