@@ -15,6 +15,15 @@ MODELS = ["pooling_chain", "max_pool_14", "adaptive_max_pool_8", "avg_pool_16",
           "ovpool_onnx_max_pool_storage_order", "ovpool_onnx_avg_pool_include_pad_ceil"]
 
 
+def _cores(native_library):
+    """Two Cores in one process: one with the native library, one with the Python bridge."""
+    native = ov.Core()
+    native.add_extension(native_library)
+    python = ov.Core()
+    bridge.add_extensions(python, implementation="python")
+    return native, python
+
+
 def _pool_kinds(model):
     return sorted({(op.get_type_name(), op.get_type_info().version_id)
                    for op in model.get_ordered_ops() if "Pool" in op.get_type_name()})
@@ -29,10 +38,7 @@ def _run(core, path):
 
 
 def test_native_library_and_python_bridge_in_one_process(native_library, tmp_path):
-    native = ov.Core()
-    native.add_extension(native_library)
-    python = ov.Core()
-    bridge.add_extensions(python, implementation="python")
+    native, python = _cores(native_library)
     for name in MODELS:
         path = os.path.join(SAMPLES, "models", f"{name}.xml")
         model_n, out_n = _run(native, path)
@@ -50,10 +56,7 @@ def test_native_library_and_python_bridge_in_one_process(native_library, tmp_pat
 
 
 def test_saved_native_ops_read_back_everywhere(native_library, tmp_path):
-    native = ov.Core()
-    native.add_extension(native_library)
-    python = ov.Core()
-    bridge.add_extensions(python, implementation="python")
+    native, python = _cores(native_library)
     for name in MODELS:
         src = os.path.join(SAMPLES, "models", f"{name}.xml")
         model, expected = _run(native, src)
@@ -95,10 +98,7 @@ def test_one_core_with_both_the_library_and_the_python_bridge(native_library):
 
 
 def test_ir_saved_by_the_python_bridge_reads_in_the_library(native_library, tmp_path):
-    native = ov.Core()
-    native.add_extension(native_library)
-    python = ov.Core()
-    bridge.add_extensions(python, implementation="python")
+    native, python = _cores(native_library)
     for name in MODELS:
         model, expected = _run(python, os.path.join(SAMPLES, "models", f"{name}.xml"))
         saved = tmp_path / f"{name}.xml"
