@@ -22,7 +22,7 @@ using namespace ovpool::core;
 static void print_axes(const std::vector<AxisWindow>& axes) {
     for (const AxisWindow& w : axes)
         std::printf("axis %lld %lld %lld %lld\n", (long long)w.output, (long long)w.pad_begin,
-                    (long long)w.pad_end, (long long)w.effective_kernel());
+                    (long long)w.pad_end, (long long)((w.kernel - 1) * w.dilation + 1));
 }
 
 int main() {

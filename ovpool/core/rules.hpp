@@ -305,7 +305,6 @@ inline void check_per_axis(const std::string& name, const std::vector<int64_t>& 
 // outside [0, length) are padding.
 struct AxisWindow {
     int64_t length, kernel, stride, dilation, pad_begin, pad_end, output;
-    int64_t effective_kernel() const { return (kernel - 1) * dilation + 1; }
 };
 
 // One value per spatial axis.
