@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <type_traits>
 
@@ -21,6 +22,8 @@
 #include "types.hpp"
 #include "average.hpp"
 #include "max.hpp"
+#include "max_coded.hpp"
+#include "max_lanes.hpp"
 #include "simd/rows_avx2.hpp"
 #include "simd/widen.hpp"
 
@@ -174,6 +177,7 @@ template <class S>
 class MaxJob {
   public:
     typedef max_accumulator_t<S> A;
+    typedef tap_code_t<A> U;
 
     // At most one of out_index64 / out_index32 is non-null (both null: values only). The index
     // of an output is (plane % plane_modulus) * in_plane + offset % offset_modulus, offset being
@@ -191,11 +195,30 @@ class MaxJob {
         if (workers < 1) workers = 1;
         with_index_ = out_index64 != nullptr || out_index32 != nullptr;
         if (g_.in_plane <= tiny_max_plane && tap_table_size(g_, tiny_max_taps) <= tiny_max_taps) {
-            // Tiny planes: tiny_lanes planes side by side through one tap table.
+            // Tiny planes: side by side through one tap table (max_lanes.hpp).
             tiny_ = true;
             taps_ = make_tap_table(g_, offset_modulus);
             items_ = (planes + tiny_block_planes - 1) / tiny_block_planes;
             return;
+        }
+        if (with_index_) {
+            // Passes carrying tap codes (max_coded.hpp), when the windows' codes fit; blocks
+            // of planes as in AvgJob.
+            coded_ = make_coded_plan(g_, std::numeric_limits<U>::max(), 1);
+            if (coded_.usable) {
+                index_t largest = std::max(g_.in_plane, coded_.buffer);
+                block_ = std::min(planes, std::max<index_t>(1, rows_block_elements / largest));
+                if (workers > 1) {
+                    block_ = std::min(block_, std::max<index_t>(1, planes / (4 * workers)));
+                }
+                items_ = (planes + block_ - 1) / block_;
+                coded_ = make_coded_plan(g_, std::numeric_limits<U>::max(), block_);
+                per_worker_ = coded_.scratch();
+                if constexpr (is_half_float<S>) per_worker_ += block_ * g_.in_plane;
+                scratch_ = allocate<A>(workers * per_worker_);
+                codes_ = allocate<U>(workers * coded_.scratch());
+                return;
+            }
         }
         // Small 2-D planes with indices: each window on its own (see max_plane_direct).
         direct_ = with_index_ && g_.naxes == 2 && g_.in_plane <= direct_max_plane;
@@ -218,6 +241,10 @@ class MaxJob {
             run_tiny(item);
             return;
         }
+        if (coded_.usable) {
+            run_coded(item, worker);
+            return;
+        }
         index_t plane = item;
         A* scratch = scratch_.get() + worker * per_worker_;
         const S* x = x_ + plane * g_.in_plane;
@@ -233,21 +260,41 @@ class MaxJob {
     }
 
   private:
+    void run_coded(index_t item, int worker) const noexcept {
+        index_t first = item * block_;
+        index_t count = std::min(block_, planes_ - first);
+        A* scratch = scratch_.get() + worker * per_worker_;
+        U* codes = codes_.get() + worker * coded_.scratch();
+        const S* x = x_ + first * g_.in_plane;
+        S* out = out_ + first * g_.out_plane;
+        if constexpr (is_half_float<S>) {
+            // Widened once to float32, as in run().
+            float* wide = scratch + per_worker_ - count * g_.in_plane;
+            widen_row(x, wide, count * g_.in_plane);
+            max_planes_coded(static_cast<const float*>(wide), out, first, count, spec_, scratch,
+                             codes, coded_, g_, empty_value_);
+        } else {
+            max_planes_coded(x, out, first, count, spec_, scratch, codes, coded_, g_,
+                             empty_value_);
+        }
+    }
+
     void run_tiny(index_t item) const noexcept {
+        constexpr index_t lanes = plane_lanes<A>;
         index_t end = std::min(planes_, (item + 1) * tiny_block_planes);
-        for (index_t p = item * tiny_block_planes; p < end; p += tiny_lanes) {
-            index_t count = std::min(tiny_lanes, end - p);
+        for (index_t p = item * tiny_block_planes; p < end; p += lanes) {
+            index_t count = std::min(lanes, end - p);
             const S* x = x_ + p * g_.in_plane;
             S* out = out_ + p * g_.out_plane;
             if (spec_.out64 != nullptr) {
-                max_planes_taps(x, out, spec_.out64 + p * g_.out_plane, p, count, spec_, taps_,
-                                g_, empty_value_);
+                max_planes_lanes(x, out, spec_.out64 + p * g_.out_plane, p, count, spec_, taps_,
+                                 g_, empty_value_);
             } else if (spec_.out32 != nullptr) {
-                max_planes_taps(x, out, spec_.out32 + p * g_.out_plane, p, count, spec_, taps_,
-                                g_, empty_value_);
+                max_planes_lanes(x, out, spec_.out32 + p * g_.out_plane, p, count, spec_, taps_,
+                                 g_, empty_value_);
             } else {
-                max_planes_taps(x, out, static_cast<std::int32_t*>(nullptr), p, count, spec_,
-                                taps_, g_, empty_value_);
+                max_planes_lanes(x, out, static_cast<std::int32_t*>(nullptr), p, count, spec_,
+                                 taps_, g_, empty_value_);
             }
         }
     }
@@ -283,6 +330,9 @@ class MaxJob {
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<std::int64_t[]> index_scratch_;
     std::unique_ptr<std::int32_t[]> direct_offsets_;  // max_plane_direct's offsets
+    CodedPlan coded_;                // max_planes_coded's plan, when usable
+    index_t block_ = 1;              // its planes per item
+    std::unique_ptr<U[]> codes_;     // its tap codes
 };
 
 }  // namespace OVPOOL_CORE_ISA

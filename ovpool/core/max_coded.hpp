@@ -1,0 +1,411 @@
+// Max pooling with indices by separable passes that carry, next to each running maximum, a
+// small "tap code" instead of a 64-bit plane offset: the position of the winner inside its
+// window, in an unsigned integer as wide as the value (uint8 beside int8 values, uint32 beside
+// float32), so that values and codes fill vectors of the same number of lanes and every pass
+// is a plain compare-and-blend loop that the compiler vectorises for every element type.
+//
+// Order. The passes run from the last axis to the first. A pass over axis a combines, for each
+// window, entries at increasing positions along a; each entry's winner lies in the slice at its
+// position, and every offset in slice p is below every offset in slice p + 1. So a later tap
+// holds a larger plane offset than any earlier one, and the strict `replaces` (larger wins, NaN
+// loses, ties keep the earlier tap) picks the first maximum in row-major window order: the
+// same winner as max_plane and max_plane_direct, hence the same bits (the winner of a window
+// is unique under the rule, so it does not depend on the order of the comparisons).
+//
+// Codes. Window tap (t_0, ..., t_{n-1}) (t_a counted from the window's first in-bounds tap)
+// has code sum_a t_a * radix[a], radix being mixed-radix place values over the largest tap
+// count of each axis. rel[code] is that tap's plane offset relative to the window's first tap,
+// so the winner's offset is sum_a begin_a * plane_stride_a + rel[code].
+//
+// Runs. Along the last axis the windows' taps are read as one flat run across all rows of the
+// plane (window j's tap t of row o is element o * W + begin[lo] + t * dil + step * (j - lo)):
+// with stride 1 the run is the pass's result in place (rows keep the input's pitch W); with
+// larger strides the run holds every stride-1 window and the strided ones are picked from it.
+// Along the other axes, stride-1 windows also form one flat run per tap.
+#ifndef OVPOOL_CORE_MAX_CODED_HPP
+#define OVPOOL_CORE_MAX_CODED_HPP
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "config.hpp"
+#include "geometry.hpp"
+#include "types.hpp"
+#include "max.hpp"
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+
+// The unsigned tap-code type beside accumulator A: the same width.
+template <std::size_t Bytes> struct unsigned_of_size;
+template <> struct unsigned_of_size<1> { typedef std::uint8_t type; };
+template <> struct unsigned_of_size<2> { typedef std::uint16_t type; };
+template <> struct unsigned_of_size<4> { typedef std::uint32_t type; };
+template <> struct unsigned_of_size<8> { typedef std::uint64_t type; };
+template <class A> using tap_code_t = typename unsigned_of_size<sizeof(A)>::type;
+
+// Rows shorter than this many bytes have their strided windows computed as one flat run.
+constexpr index_t coded_short_run = 128;
+
+// Largest table of codes a plan builds (windows of more taps go by max_plane).
+constexpr index_t coded_max_codes = index_t{1} << 20;
+
+// What max_plane_coded needs besides the Geometry, computed once per call.
+struct CodedPlan {
+    bool usable = false;
+    bool in_place = false;  // last axis: stride-1 run written as the pass's result (pitch W)
+    index_t pitch = 0;      // elements between rows of the passes' results
+    index_t run = 0;        // elements of the run buffer (strided windows)
+    index_t buffer = 0;     // elements of each of the two pass buffers
+    std::vector<index_t> radix;         // code place value of each axis
+    std::vector<index_t> plane_stride;  // input plane stride of each axis
+    std::vector<std::int64_t> rel;      // code -> offset from the window's first tap
+    std::vector<index_t> empty_last;    // last-axis windows without taps
+
+    // Elements of each of the value and code scratch areas of one worker.
+    index_t scratch() const { return run + 2 * buffer; }
+};
+
+// A plan for `g` with codes up to `largest_code` and blocks of `block` planes, or one that is
+// not usable (windows of more taps than that, or an empty plane).
+inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, index_t block) {
+    CodedPlan p;
+    const index_t n = g.naxes;
+    if (n < 1 || g.in_plane == 0 || g.out_plane == 0) return p;
+    std::vector<index_t> taps(static_cast<std::size_t>(n), 1);
+    std::uint64_t total = 1;
+    for (index_t a = 0; a < n; ++a) {
+        for (index_t j = 0; j < g.output[a]; ++j) {
+            taps[a] = std::max(taps[a], g.count[g.offset[a] + j]);
+        }
+        total *= static_cast<std::uint64_t>(taps[a]);
+        if (total - 1 > largest_code || total > static_cast<std::uint64_t>(coded_max_codes)) {
+            return p;
+        }
+    }
+    p.radix.assign(static_cast<std::size_t>(n), 1);
+    p.plane_stride.assign(static_cast<std::size_t>(n), 1);
+    for (index_t a = n - 2; a >= 0; --a) {
+        p.radix[a] = p.radix[a + 1] * taps[a + 1];
+        p.plane_stride[a] = p.plane_stride[a + 1] * g.length[a + 1];
+    }
+    p.rel.resize(static_cast<std::size_t>(total));
+    for (index_t code = 0; code < static_cast<index_t>(total); ++code) {
+        std::int64_t offset = 0;
+        index_t rest = code;
+        for (index_t a = 0; a < n; ++a) {
+            offset += (rest / p.radix[a]) * g.dilation[a] * p.plane_stride[a];
+            rest %= p.radix[a];
+        }
+        p.rel[code] = offset;
+    }
+    AxisTable h = axis_table(g, n - 1);
+    for (index_t j = 0; j < h.out_len; ++j) {
+        if (h.count[j] == 0) p.empty_last.push_back(j);
+    }
+    p.in_place = h.step == 1 && h.out_len <= h.length && h.hi > h.lo;
+    p.pitch = p.in_place ? h.length : h.out_len;
+    // Pass results: (planes) x (axes before a at input length) x (axes from a at output
+    // length), the last at the pitch.
+    index_t before = block * (g.in_plane / h.length), after = p.pitch;
+    p.buffer = before * after;
+    for (index_t a = n - 2; a >= 0; --a) {
+        before /= g.length[a];
+        after *= g.output[a];
+        p.buffer = std::max(p.buffer, before * after);
+    }
+    // The runs: at most the block's planes (last axis) or a pass's input (the others).
+    p.run = std::max(block * g.in_plane, p.buffer);
+    p.usable = true;
+    return p;
+}
+
+// d[i], c[i] = the value of r[i] and its code: rc[i] + add (rc null: add).
+template <class Src, class A, class U>
+inline void coded_first(A* d, U* c, const Src* r, const U* rc, U add, index_t n) {
+    for (index_t i = 0; i < n; ++i) d[i] = load<A>(r[i]);
+    if (rc != nullptr) {
+        for (index_t i = 0; i < n; ++i) c[i] = static_cast<U>(rc[i] + add);
+    } else {
+        for (index_t i = 0; i < n; ++i) c[i] = add;
+    }
+}
+
+// The first two taps r0 (codes r0c, or 0) and r1 (codes r1c + add, or add) in one sweep.
+template <class Src, class A, class U>
+inline void coded_first2(A* d, U* c, const Src* r0, const Src* r1, const U* r0c, const U* r1c,
+                         U add, index_t n) {
+    if (r0c != nullptr) {
+        for (index_t i = 0; i < n; ++i) {
+            A first = load<A>(r0[i]);
+            A second = load<A>(r1[i]);
+            U first_code = r0c[i];
+            U code = static_cast<U>(r1c[i] + add);
+            bool better = replaces(second, first);
+            d[i] = better ? second : first;
+            c[i] = better ? code : first_code;
+        }
+    } else {
+        for (index_t i = 0; i < n; ++i) {
+            A first = load<A>(r0[i]);
+            A second = load<A>(r1[i]);
+            bool better = replaces(second, first);
+            d[i] = better ? second : first;
+            c[i] = better ? add : U{0};
+        }
+    }
+}
+
+// d[i], c[i] replaced by r[i] and its code where r[i] beats d[i] (a later tap: ties keep d).
+template <class Src, class A, class U>
+inline void coded_next(A* d, U* c, const Src* r, const U* rc, U add, index_t n) {
+    if (rc != nullptr) {
+        for (index_t i = 0; i < n; ++i) {
+            // (The candidate code is read whether or not it wins, so that the loop has no
+            // conditional load and vectorises.)
+            A value = load<A>(r[i]);
+            U code = static_cast<U>(rc[i] + add);
+            bool better = replaces(value, d[i]);
+            d[i] = better ? value : d[i];
+            c[i] = better ? code : c[i];
+        }
+    } else {
+        for (index_t i = 0; i < n; ++i) {
+            A value = load<A>(r[i]);
+            bool better = replaces(value, d[i]);
+            d[i] = better ? value : d[i];
+            c[i] = better ? add : c[i];
+        }
+    }
+}
+
+// Window j's taps, `gap` apart, each a run of n entries from r (codes rc), into d and c;
+// tap t adds t * place to the codes.
+template <class Src, class A, class U>
+inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, index_t gap,
+                         index_t place, index_t n, A empty_value) {
+    if (taps == 0) {
+        for (index_t i = 0; i < n; ++i) {
+            d[i] = empty_value;
+            c[i] = 0;
+        }
+        return;
+    }
+    if (taps == 1) {
+        coded_first(d, c, r, rc, U{0}, n);
+        return;
+    }
+    coded_first2(d, c, r, r + gap, rc, rc != nullptr ? rc + gap : nullptr,
+                 static_cast<U>(place), n);
+    for (index_t t = 2; t < taps; ++t) {
+        coded_next(d, c, r + t * gap, rc != nullptr ? rc + t * gap : nullptr,
+                   static_cast<U>(t * place), n);
+    }
+}
+
+// Windows first .. last-1 of one row, one at a time, into d[j] and c[j] (code = tap number).
+template <class Src, class A, class U>
+inline void coded_row_windows(const Src* row, A* d, U* c, const AxisTable& w, index_t first,
+                              index_t last, A empty_value) {
+    for (index_t j = first; j < last; ++j) {
+        if (w.count[j] == 0) {
+            d[j] = empty_value;
+            c[j] = 0;
+            continue;
+        }
+        const Src* tap = row + w.begin[j];
+        A best = load<A>(tap[0]);
+        U code = 0;
+        for (index_t t = 1; t < w.count[j]; ++t) {
+            A value = load<A>(tap[t * w.dil]);
+            bool better = replaces(value, best);
+            best = better ? value : best;
+            code = better ? static_cast<U>(t) : code;
+        }
+        d[j] = best;
+        c[j] = code;
+    }
+}
+
+// The pass over the last axis: `rows` rows of x (length W each) into d, c at plan.pitch.
+// run_values / run_codes: plan.run elements (strided windows only).
+template <class Src, class A, class U>
+void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, index_t rows,
+                     const AxisTable& h, const CodedPlan& plan, A empty_value) {
+    const index_t width = h.length, pitch = plan.pitch;
+    if (h.hi > h.lo) {
+        // Every stride-1 window from begin[lo] on, across rows: run element k holds the
+        // window whose first tap is x[begin[lo] + k].
+        index_t span = (h.hi - h.lo - 1) * h.step + 1;
+        index_t n = (rows - 1) * width + span;
+        A* rv = plan.in_place ? d + h.lo : run_values;
+        U* rc = plan.in_place ? c + h.lo : run_codes;
+        coded_window(rv, rc, x + h.begin[h.lo], static_cast<const U*>(nullptr), h.taps, h.dil,
+                     1, n, empty_value);
+        if (!plan.in_place) {
+            for (index_t o = 0; o < rows; ++o) {
+                const A* from = run_values + o * width;
+                const U* from_code = run_codes + o * width;
+                A* to = d + o * pitch + h.lo;
+                U* to_code = c + o * pitch + h.lo;
+                for (index_t j = 0; j < h.hi - h.lo; ++j) {
+                    to[j] = from[j * h.step];
+                    to_code[j] = from_code[j * h.step];
+                }
+            }
+        }
+    }
+    for (index_t o = 0; o < rows; ++o) {
+        const Src* row = x + o * width;
+        coded_row_windows(row, d + o * pitch, c + o * pitch, h, 0, std::min(h.lo, h.out_len),
+                          empty_value);
+        coded_row_windows(row, d + o * pitch, c + o * pitch, h, std::max(h.hi, h.lo),
+                          h.out_len, empty_value);
+    }
+    // The last row's slots past the outputs (in place only): never outputs, but later
+    // passes read them in their flat runs.
+    for (index_t j = h.out_len; j < pitch; ++j) {
+        d[(rows - 1) * pitch + j] = empty_value;
+        c[(rows - 1) * pitch + j] = 0;
+    }
+}
+
+// The pass over axis a < n-1: src viewed as (outer, length, inner) into dst (outer, out_len,
+// inner), codes gaining t * place at tap t.
+template <class A, class U>
+void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* run_values,
+                       U* run_codes, index_t outer, index_t inner, const AxisTable& v,
+                       index_t place, A empty_value) {
+    const index_t gap = v.dil * inner;
+    for (index_t o = 0; o < outer; ++o) {
+        const A* block = src + o * v.length * inner;
+        const U* block_code = src_code + o * v.length * inner;
+        A* out = dst + o * v.out_len * inner;
+        U* out_code = dst_code + o * v.out_len * inner;
+        for (index_t j = 0; j < v.out_len; ++j) {
+            bool interior = v.lo <= j && j < v.hi;
+            if (interior && v.step == 1) {
+                // Stride-1 interior windows: one flat run per tap.
+                index_t n = (v.hi - v.lo) * inner;
+                coded_window(out + j * inner, out_code + j * inner, block + v.begin[j] * inner,
+                             block_code + v.begin[j] * inner, v.taps, gap, place, n,
+                             empty_value);
+                j = v.hi - 1;
+                continue;
+            }
+            if (interior && inner < coded_short_run / static_cast<index_t>(sizeof(A))) {
+                // Strided windows over short rows: every stride-1 window in one flat run per
+                // tap (vector loops rather than loops shorter than a vector), then the
+                // strided ones copied out.
+                index_t span = (v.hi - v.lo - 1) * v.step + 1;
+                coded_window(run_values, run_codes, block + v.begin[j] * inner,
+                             block_code + v.begin[j] * inner, v.taps, gap, place, span * inner,
+                             empty_value);
+                for (index_t k = 0; k < v.hi - v.lo; ++k) {
+                    std::copy(run_values + k * v.step * inner,
+                              run_values + (k * v.step + 1) * inner, out + (j + k) * inner);
+                    std::copy(run_codes + k * v.step * inner,
+                              run_codes + (k * v.step + 1) * inner, out_code + (j + k) * inner);
+                }
+                j = v.hi - 1;
+                continue;
+            }
+            coded_window(out + j * inner, out_code + j * inner, block + v.begin[j] * inner,
+                         block_code + v.begin[j] * inner, v.count[j], gap, place, inner,
+                         empty_value);
+        }
+    }
+}
+
+// Max-pool planes first .. first + count - 1 (x and out point to the first one's) with
+// indices (spec) through plan, made for blocks of at least `count` planes: the passes run over
+// all of them at once (the rows of consecutive planes are consecutive rows). values and codes
+// each hold plan.scratch() elements.
+template <class Src, class S, class A>
+void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const IndexSpec& spec,
+                      A* values, tap_code_t<A>* codes, const CodedPlan& plan, const Geometry& g,
+                      A empty_value) {
+    typedef tap_code_t<A> U;
+    const index_t n = g.naxes;
+    AxisTable h = axis_table(g, n - 1);
+    const index_t pitch = plan.pitch;
+    A* d = values + plan.run;
+    U* c = codes + plan.run;
+    index_t rows = count * (g.in_plane / h.length);
+    coded_last_pass(x, d, c, values, codes, rows, h, plan, empty_value);
+    // Axes n-2 .. 0, ping-ponging between the two buffers.
+    index_t inner = pitch;
+    for (index_t a = n - 2; a >= 0; --a) {
+        AxisTable v = axis_table(g, a);
+        rows /= v.length;
+        A* next = d == values + plan.run ? d + plan.buffer : values + plan.run;
+        U* next_code = c == codes + plan.run ? c + plan.buffer : codes + plan.run;
+        coded_column_pass(static_cast<const A*>(d), static_cast<const U*>(c), next, next_code,
+                          values, codes, rows, inner, v, plan.radix[a], empty_value);
+        d = next;
+        c = next_code;
+        inner *= v.out_len;
+    }
+    // Outputs, row by row over the axes before the last. An empty window's offset is 0.
+    const index_t out_len = h.out_len, out_plane = g.out_plane;
+    const index_t out_rows = out_plane / out_len;
+    const std::int64_t offset_modulus = spec.offset_modulus;
+    const bool wrap = offset_modulus < g.in_plane;
+    const std::int64_t* rel = plan.rel.data();
+    std::vector<index_t> at(static_cast<std::size_t>(n), 0);
+    for (index_t p = 0; p < count; ++p) {
+        const std::int64_t base = ((first + p) % spec.plane_modulus) * g.in_plane;
+        std::int64_t* const out64 =
+            spec.out64 != nullptr ? spec.out64 + (first + p) * out_plane : nullptr;
+        std::int32_t* const out32 =
+            spec.out32 != nullptr ? spec.out32 + (first + p) * out_plane : nullptr;
+        for (index_t r = 0; r < out_rows; ++r) {
+            std::int64_t row_start = 0;
+            bool row_empty = false;
+            for (index_t a = 0; a + 1 < n; ++a) {
+                index_t w = g.offset[a] + at[a];
+                row_start += g.begin[w] * plan.plane_stride[a];
+                row_empty = row_empty || g.count[w] == 0;
+            }
+            const A* best = d + (p * out_rows + r) * pitch;
+            const U* code = c + (p * out_rows + r) * pitch;
+            S* out_row = out + p * out_plane + r * out_len;
+            for (index_t j = 0; j < out_len; ++j) out_row[j] = store<S>(best[j]);
+            if (out64 != nullptr) {
+                std::int64_t* index = out64 + r * out_len;
+                for (index_t j = 0; j < out_len; ++j) {
+                    std::int64_t offset = row_start + h.begin[j] + rel[code[j]];
+                    index[j] = base + (wrap ? offset % offset_modulus : offset);
+                }
+                if (row_empty) {
+                    for (index_t j = 0; j < out_len; ++j) index[j] = base;
+                }
+                for (index_t j : plan.empty_last) index[j] = base;
+            } else {
+                std::int32_t* index = out32 + r * out_len;
+                for (index_t j = 0; j < out_len; ++j) {
+                    std::int64_t offset = row_start + h.begin[j] + rel[code[j]];
+                    index[j] = static_cast<std::int32_t>(
+                        base + (wrap ? offset % offset_modulus : offset));
+                }
+                if (row_empty) {
+                    for (index_t j = 0; j < out_len; ++j) {
+                        index[j] = static_cast<std::int32_t>(base);
+                    }
+                }
+                for (index_t j : plan.empty_last) index[j] = static_cast<std::int32_t>(base);
+            }
+            for (index_t a = n - 2; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
+        }
+    }
+}
+
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif
