@@ -99,6 +99,10 @@ def test_kernel_builds_agree_bit_for_bit(monkeypatch):
             lambda x=x: ovpool.avg_pool(x, (2, 5), 1, 0, 2, exclude_pad=False),
             lambda x=x: ovpool.max_pool(x, 3, 2, 1, 1, dilations=(1, 2)),
             lambda x=x: ovpool.max_pool(x, 3, 1, return_indices=False),
+            lambda x=x: ovpool.max_pool(x, (2, 5), (3, 2), 0, 1, dilations=(2, 1)),
+            lambda x=x: ovpool.max_pool(x[:, :, :9, :11], (4, 2), (1, 3),
+                                        index_element_type="i32"),
+            lambda x=x: ovpool.max_pool(x[..., :7], 3, 2, 1, 1),
             lambda x=x: ovpool.adaptive_avg_pool(x, (4, 5)),
             lambda x=x: ovpool.adaptive_max_pool(x, (13, 3)),
         ]
@@ -140,9 +144,10 @@ def test_wide_rows_match_the_oracle(shape):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16, "bfloat16",
                                    np.int8])
 def test_small_planes_with_indices_match_the_oracle(dtype):
-    """Small 2-D planes with indices are reduced window by window (max_plane_direct), not by
-    separable passes: adaptive and strided/dilated/padded windows, ties, NaN and all-NaN
-    windows, int64 and int32 indices, and indices across planes (axis 0)."""
+    """Small 2-D planes with indices: by the passes that carry tap codes, and (int8 windows of
+    more than 256 taps, whose codes do not fit a byte) window by window (max_plane_direct):
+    adaptive and strided/dilated/padded windows, ties, NaN and all-NaN windows, int64 and
+    int32 indices, and indices across planes (axis 0)."""
     from reference import ref_adaptive_max_pool, ref_max_pool
 
     if dtype == "bfloat16":
@@ -173,9 +178,9 @@ def test_small_planes_with_indices_match_the_oracle(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int8,
                                    np.uint8, np.int32, np.int64])
 def test_tiny_planes_match_the_oracle(dtype):
-    """Planes of at most a hundred-odd elements are pooled sixteen planes at a time through one
-    table of every window's taps (max_planes_taps): 1 to 3 spatial axes, plane counts that
-    are not a multiple of the group or of the work item, ties, NaN and all-NaN windows,
+    """Planes of at most a hundred-odd elements are pooled 16 (bytes: 32) planes at a time
+    through one table of every window's taps (max_planes_lanes): 1 to 3 spatial axes, plane
+    counts that are not a multiple of the group or of the work item, ties, NaN and all-NaN windows,
     signed zeros, empty windows (padding past the input), adaptive windows, int64 and int32
     indices, indices across planes and within them, and values alone."""
     from reference import ref_adaptive_max_pool, ref_max_pool
@@ -209,6 +214,52 @@ def test_tiny_planes_match_the_oracle(dtype):
             got = ovpool.max_pool(x, k, s, pb, pe, d, return_indices=False,
                                   rounding_type="ceil_torch")
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int8,
+                                   np.uint8, np.int32, np.int64])
+def test_tap_code_passes_match_the_oracle(dtype):
+    """Max pooling with indices by passes that carry tap codes (max_coded.hpp), on planes too
+    large for the tiny path: 1 to 3 spatial axes; stride 1 along the last axis (the run is the
+    result, rows keep the input's pitch) and strides 2 to 4 (every stride-1 window, then the
+    strided ones picked); strided windows along the other axes over short rows (one run, then
+    picked) and long rows (window by window); dilations, padding past the input (empty
+    windows), ceil_torch rounding; many planes per block; ties, NaN and all-NaN windows,
+    signed zeros; int64 and int32 indices, across planes and within them. The winner is the
+    first maximum in row-major window order, as the oracle's."""
+    from reference import ref_max_pool
+
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
+    rng = np.random.default_rng(41)
+    floating = not np.issubdtype(np.dtype(dtype), np.integer)
+    windows = {1: [(3, 1, 1, 1, 1), (4, 2, 0, 3, 2), (5, 3, 2, 2, 1), (2, 4, 0, 5, 3)],
+               2: [((3, 5), (1, 1), (1, 2), (1, 2), (1, 2)), ((5, 3), (2, 3), (0, 1), (4, 3), 1),
+                   ((4, 2), (3, 2), (2, 0), (3, 4), (2, 3)), ((2, 7), (4, 1), 0, 0, (3, 1)),
+                   ((1, 1), (1, 2), 0, 0, 1)],
+               3: [((2, 3, 2), (2, 1, 3), (0, 1, 1), (1, 0, 2), (1, 2, 1)),
+                   ((3, 2, 4), (1, 3, 2), 1, 0, (2, 1, 1))]}
+    for shape in [(1, 2, 301), (1, 2, 23, 29), (1, 6, 9, 59), (1, 1, 8, 80), (1, 2, 9, 7, 13)]:
+        x = rng.integers(0 if dtype == np.uint8 else -3, 4, size=shape).astype(dtype)
+        if floating:
+            x[rng.random(shape) < 0.15] = np.nan
+            x.reshape(shape[0] * shape[1], -1)[0, :40] = np.nan  # whole-NaN windows
+            x[x == 0] = -0.0
+            x.reshape(-1)[rng.random(x.size) < 0.1] = 0.0        # +0 ties with -0
+        for k, s, pb, pe, d in windows[len(shape) - 2]:
+            for axis in (0, 2):
+                want, want_index = ref_max_pool(x, k, s, pb, pe, d, axis=axis,
+                                                rounding_type="ceil_torch")
+                got, got_index = ovpool.max_pool(x, k, s, pb, pe, d, axis=axis,
+                                                 rounding_type="ceil_torch")
+                np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+                np.testing.assert_array_equal(got_index, want_index)
+            got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch",
+                                    index_element_type="i32")[1]
+            np.testing.assert_array_equal(got32, ref_max_pool(
+                x, k, s, pb, pe, d, rounding_type="ceil_torch")[1])
+            assert got32.dtype == np.int32
 
 
 def test_three_wide_stride2_rows_match_the_oracle():
