@@ -144,9 +144,9 @@ def test_wide_rows_match_the_oracle(shape):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16, "bfloat16",
                                    np.int8])
 def test_small_planes_with_indices_match_the_oracle(dtype):
-    """Small 2-D planes with indices: by the passes that carry tap codes, and (int8 windows of
-    more than 256 taps, whose codes do not fit a byte) window by window (max_plane_direct):
-    adaptive and strided/dilated/padded windows, ties, NaN and all-NaN windows, int64 and
+    """Small 2-D planes with indices: fixed windows by the passes that carry tap codes,
+    adaptive ones (and int8 windows of more than 256 taps, whose codes do not fit a byte)
+    window by window (max_plane_direct): adaptive and strided/dilated/padded windows, ties, NaN and all-NaN windows, int64 and
     int32 indices, and indices across planes (axis 0)."""
     from reference import ref_adaptive_max_pool, ref_max_pool
 

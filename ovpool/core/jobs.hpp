@@ -201,7 +201,12 @@ class MaxJob {
             items_ = (planes + tiny_block_planes - 1) / tiny_block_planes;
             return;
         }
-        if (with_index_) {
+        // Small 2-D planes with indices, when the windows along the last axis are irregular
+        // (adaptive, none in the run the passes vectorise): each window on its own.
+        AxisTable last = axis_table(g_, g_.naxes - 1);
+        direct_ = with_index_ && g_.naxes == 2 && g_.in_plane <= direct_max_plane &&
+                  last.hi <= last.lo;
+        if (with_index_ && !direct_) {
             // Passes carrying tap codes (max_coded.hpp), when the windows' codes fit; blocks
             // of planes as in AvgJob.
             coded_ = make_coded_plan(g_, std::numeric_limits<U>::max(), 1);

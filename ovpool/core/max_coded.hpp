@@ -51,6 +51,10 @@ template <class A> using tap_code_t = typename unsigned_of_size<sizeof(A)>::type
 // Rows shorter than this many bytes have their strided windows computed as one flat run.
 constexpr index_t coded_short_run = 128;
 
+// Blocks of at least this many rows reduce their last-axis edge windows column by column
+// (coded_edge_columns) rather than row by row.
+constexpr index_t coded_edge_rows = 16;
+
 // Largest table of codes a plan builds (windows of more taps go by max_plane).
 constexpr index_t coded_max_codes = index_t{1} << 20;
 
@@ -118,8 +122,9 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
         after *= g.output[a];
         p.buffer = std::max(p.buffer, before * after);
     }
-    // The runs: at most the block's planes (last axis) or a pass's input (the others).
-    p.run = std::max(block * g.in_plane, p.buffer);
+    // The runs: at most the block's planes (last axis, then one value per row for its edge
+    // windows) or a pass's input (the others).
+    p.run = std::max(block * g.in_plane + block * (g.in_plane / h.length), p.buffer);
     p.usable = true;
     return p;
 }
@@ -231,6 +236,36 @@ inline void coded_row_windows(const Src* row, A* d, U* c, const AxisTable& w, in
     }
 }
 
+// Edge windows first .. last-1 of the last axis for all rows at once: the columns they read
+// are copied column-major into `columns` (so that each tap of a window is one contiguous run
+// over the rows), reduced as the other passes reduce, and the results (via `best`, `code`:
+// one entry per row) written into d, c.
+template <class Src, class A, class U>
+void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
+                        const AxisTable& h, index_t first, index_t last, A* columns, A* best,
+                        U* code, A empty_value) {
+    index_t lo = h.length, hi = 0;
+    for (index_t j = first; j < last; ++j) {
+        if (h.count[j] == 0) continue;
+        lo = std::min(lo, h.begin[j]);
+        hi = std::max(hi, h.begin[j] + (h.count[j] - 1) * h.dil + 1);
+    }
+    for (index_t o = 0; o < rows && lo < hi; ++o) {
+        const Src* row = x + o * h.length;
+        for (index_t k = lo; k < hi; ++k) columns[(k - lo) * rows + o] = load<A>(row[k]);
+    }
+    for (index_t j = first; j < last; ++j) {
+        index_t from = h.count[j] > 0 ? (h.begin[j] - lo) * rows : 0;
+        coded_window(best, code, static_cast<const A*>(columns + from),
+                     static_cast<const U*>(nullptr), h.count[j], h.dil * rows, 1, rows,
+                     empty_value);
+        for (index_t o = 0; o < rows; ++o) {
+            d[o * pitch + j] = best[o];
+            c[o * pitch + j] = code[o];
+        }
+    }
+}
+
 // The pass over the last axis: `rows` rows of x (length W each) into d, c at plan.pitch.
 // run_values / run_codes: plan.run elements (strided windows only).
 template <class Src, class A, class U>
@@ -259,12 +294,22 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
             }
         }
     }
-    for (index_t o = 0; o < rows; ++o) {
-        const Src* row = x + o * width;
-        coded_row_windows(row, d + o * pitch, c + o * pitch, h, 0, std::min(h.lo, h.out_len),
-                          empty_value);
-        coded_row_windows(row, d + o * pitch, c + o * pitch, h, std::max(h.hi, h.lo),
-                          h.out_len, empty_value);
+    index_t left = std::min(h.lo, h.out_len), right = std::max(h.hi, h.lo);
+    if (rows >= coded_edge_rows) {
+        // (The run buffer is free again: the run has been consumed.)
+        A* best = run_values + plan.run - rows;
+        U* code = run_codes + plan.run - rows;
+        coded_edge_columns(x, d, c, rows, pitch, h, 0, left, run_values, best, code,
+                           empty_value);
+        coded_edge_columns(x, d, c, rows, pitch, h, right, h.out_len, run_values, best, code,
+                           empty_value);
+    } else {
+        for (index_t o = 0; o < rows; ++o) {
+            const Src* row = x + o * width;
+            coded_row_windows(row, d + o * pitch, c + o * pitch, h, 0, left, empty_value);
+            coded_row_windows(row, d + o * pitch, c + o * pitch, h, right, h.out_len,
+                              empty_value);
+        }
     }
     // The last row's slots past the outputs (in place only): never outputs, but later
     // passes read them in their flat runs.
