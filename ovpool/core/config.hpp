@@ -39,11 +39,10 @@ constexpr index_t rows_block_elements = 16384;
 constexpr index_t direct_max_plane = 1024;
 
 // Planes of at most tiny_max_plane elements, whose windows hold at most tiny_max_taps taps in
-// all, are max-pooled tiny_lanes planes at a time through one table of every window's taps
-// (max_planes_taps); a work item is tiny_block_planes planes.
+// all, are max-pooled a group of planes at a time through one table of every window's taps
+// (max_planes_lanes); a work item is tiny_block_planes planes.
 constexpr index_t tiny_max_plane = 128;
 constexpr index_t tiny_max_taps = 4096;
-constexpr index_t tiny_lanes = 16;
 constexpr index_t tiny_block_planes = 256;
 
 }  // namespace OVPOOL_CORE_ISA

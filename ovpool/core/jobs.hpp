@@ -197,7 +197,7 @@ class MaxJob {
         if (g_.in_plane <= tiny_max_plane && tap_table_size(g_, tiny_max_taps) <= tiny_max_taps) {
             // Tiny planes: side by side through one tap table (max_lanes.hpp).
             tiny_ = true;
-            taps_ = make_tap_table(g_, offset_modulus);
+            taps_ = make_tap_table(g_);
             items_ = (planes + tiny_block_planes - 1) / tiny_block_planes;
             return;
         }

@@ -467,12 +467,10 @@ void max_plane_direct(const Src* x, S* out, index_t plane, const IndexSpec& spec
 inline index_t direct_buffer(const Geometry& g) { return g.length[1] + g.output[1]; }
 
 // The taps of every output of a tiny plane, each window's in row-major order, as one flat
-// table: output k reads plane offsets offset[first[k] .. first[k + 1]); index[i] is
-// offset[i] % offset_modulus, the part of an output index the tap contributes.
+// table: output k reads plane offsets offset[first[k] .. first[k + 1]).
 struct TapTable {
     std::unique_ptr<index_t[]> first;
     std::unique_ptr<index_t[]> offset;
-    std::unique_ptr<std::int64_t[]> index;
 };
 
 // Taps of the whole table (the sum over outputs of their window sizes), or a number above
@@ -490,13 +488,12 @@ inline index_t tap_table_size(const Geometry& g, index_t limit) {
     return total;
 }
 
-inline TapTable make_tap_table(const Geometry& g, std::int64_t offset_modulus) {
+inline TapTable make_tap_table(const Geometry& g) {
     TapTable t;
     index_t n = g.naxes;
     t.first.reset(new index_t[static_cast<std::size_t>(g.out_plane + 1)]);
     index_t total = tap_table_size(g, tiny_max_taps);
     t.offset.reset(new index_t[static_cast<std::size_t>(total > 0 ? total : 1)]);
-    t.index.reset(new std::int64_t[static_cast<std::size_t>(total > 0 ? total : 1)]);
     std::vector<index_t> at(static_cast<std::size_t>(n), 0), tap(static_cast<std::size_t>(n));
     std::vector<index_t> stride(static_cast<std::size_t>(n), 1);
     for (index_t a = n - 2; a >= 0; --a) stride[a] = stride[a + 1] * g.length[a + 1];
@@ -514,7 +511,6 @@ inline TapTable make_tap_table(const Geometry& g, std::int64_t offset_modulus) {
                 position += (g.begin[g.offset[a] + at[a]] + tap[a] * g.dilation[a]) * stride[a];
             }
             t.offset[i] = position;
-            t.index[i] = position % offset_modulus;
             i += 1;
             index_t a = n - 1;
             for (; a >= 0 && ++tap[a] == g.count[g.offset[a] + at[a]]; --a) tap[a] = 0;
@@ -524,64 +520,6 @@ inline TapTable make_tap_table(const Geometry& g, std::int64_t offset_modulus) {
     }
     t.first[g.out_plane] = i;
     return t;
-}
-
-// Planes [0, count) of x (count at most tiny_lanes) pooled through the tap table, the planes
-// side by side: for each output, each tap is compared across all the planes at once, so that
-// the per-window work (and its loop set-up) is paid once per group of planes, and the loop over
-// planes has no dependency between iterations. Taps run in row-major window order and a later
-// tap replaces only a strictly better value, so the winner is the one max_plane picks: the
-// best value, NaN losing to any number, ties (and all-NaN windows) to the smallest offset.
-// With index_out, indices go to index_out[(plane) * out_plane + k] (int64 or int32).
-template <class Src, class S, class A, class I>
-void max_planes_taps(const Src* x, S* out, I* index_out, index_t first_plane, index_t count,
-                     const IndexSpec& spec, const TapTable& t, const Geometry& g,
-                     A empty_value) {
-    const index_t in_plane = g.in_plane, out_plane = g.out_plane;
-    // Every lane is combined whether or not it holds a plane (`count` may be below
-    // tiny_lanes), so that the combining loops have a fixed length and vectorise; the strided
-    // loads go into `value` first, so that those loops read contiguous lanes.
-    A best[tiny_lanes] = {};
-    A value[tiny_lanes] = {};
-    std::int64_t best_index[tiny_lanes] = {};
-    std::int64_t base[tiny_lanes];
-    for (index_t p = 0; p < count; ++p) {
-        base[p] = ((first_plane + p) % spec.plane_modulus) * in_plane;
-    }
-    const index_t* offset = t.offset.get();
-    const std::int64_t* tap_index = t.index.get();
-    for (index_t k = 0; k < out_plane; ++k) {
-        index_t i = t.first[k], end = t.first[k + 1];
-        if (i == end) {
-            for (index_t p = 0; p < count; ++p) {
-                best[p] = empty_value;
-                best_index[p] = 0;
-            }
-        } else {
-            const Src* tap = x + offset[i];
-            std::int64_t tap_at = tap_index[i];
-            for (index_t p = 0; p < count; ++p) {
-                best[p] = load<A>(tap[p * in_plane]);
-                best_index[p] = tap_at;
-            }
-            for (++i; i < end; ++i) {
-                tap = x + offset[i];
-                tap_at = tap_index[i];
-                for (index_t p = 0; p < count; ++p) value[p] = load<A>(tap[p * in_plane]);
-                for (index_t p = 0; p < tiny_lanes; ++p) {
-                    bool better = replaces(value[p], best[p]);
-                    best[p] = better ? value[p] : best[p];
-                    best_index[p] = better ? tap_at : best_index[p];
-                }
-            }
-        }
-        for (index_t p = 0; p < count; ++p) out[p * out_plane + k] = store<S>(best[p]);
-        if (index_out != nullptr) {
-            for (index_t p = 0; p < count; ++p) {
-                index_out[p * out_plane + k] = static_cast<I>(base[p] + best_index[p]);
-            }
-        }
-    }
 }
 
 template <class A>
