@@ -35,6 +35,7 @@
 #include "geometry.hpp"
 #include "types.hpp"
 #include "max.hpp"
+#include "simd/widen.hpp"
 
 namespace ovpool {
 namespace core {
@@ -366,6 +367,29 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
     }
 }
 
+// index[j] for the n outputs of one row: base + the winner's offset, row_start + begin[j] +
+// rel[code[j]] (modulo `modulus` when that is not 0); base alone (offset 0) for empty windows:
+// the whole row when row_empty, else the last-axis windows in `empty`.
+template <class I, class U>
+inline void coded_indices(I* index, const U* code, const std::int64_t* rel, const index_t* begin,
+                          std::int64_t base, std::int64_t row_start, index_t n,
+                          std::int64_t modulus, bool row_empty,
+                          const std::vector<index_t>& empty) {
+    if (row_empty) {
+        for (index_t j = 0; j < n; ++j) index[j] = static_cast<I>(base);
+        return;
+    }
+    if (modulus == 0) {
+        const std::int64_t start = base + row_start;
+        for (index_t j = 0; j < n; ++j) index[j] = static_cast<I>(start + begin[j] + rel[code[j]]);
+    } else {
+        for (index_t j = 0; j < n; ++j) {
+            index[j] = static_cast<I>(base + (row_start + begin[j] + rel[code[j]]) % modulus);
+        }
+    }
+    for (index_t j : empty) index[j] = static_cast<I>(base);
+}
+
 // Max-pool planes first .. first + count - 1 (x and out point to the first one's) with
 // indices (spec) through plan, made for blocks of at least `count` planes: the passes run over
 // all of them at once (the rows of consecutive planes are consecutive rows). values and codes
@@ -418,31 +442,13 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
             }
             const A* best = d + (p * out_rows + r) * pitch;
             const U* code = c + (p * out_rows + r) * pitch;
-            S* out_row = out + p * out_plane + r * out_len;
-            for (index_t j = 0; j < out_len; ++j) out_row[j] = store<S>(best[j]);
+            narrow_row(best, out + p * out_plane + r * out_len, out_len);
             if (out64 != nullptr) {
-                std::int64_t* index = out64 + r * out_len;
-                for (index_t j = 0; j < out_len; ++j) {
-                    std::int64_t offset = row_start + h.begin[j] + rel[code[j]];
-                    index[j] = base + (wrap ? offset % offset_modulus : offset);
-                }
-                if (row_empty) {
-                    for (index_t j = 0; j < out_len; ++j) index[j] = base;
-                }
-                for (index_t j : plan.empty_last) index[j] = base;
+                coded_indices(out64 + r * out_len, code, rel, h.begin, base, row_start, out_len,
+                              wrap ? offset_modulus : 0, row_empty, plan.empty_last);
             } else {
-                std::int32_t* index = out32 + r * out_len;
-                for (index_t j = 0; j < out_len; ++j) {
-                    std::int64_t offset = row_start + h.begin[j] + rel[code[j]];
-                    index[j] = static_cast<std::int32_t>(
-                        base + (wrap ? offset % offset_modulus : offset));
-                }
-                if (row_empty) {
-                    for (index_t j = 0; j < out_len; ++j) {
-                        index[j] = static_cast<std::int32_t>(base);
-                    }
-                }
-                for (index_t j : plan.empty_last) index[j] = static_cast<std::int32_t>(base);
+                coded_indices(out32 + r * out_len, code, rel, h.begin, base, row_start, out_len,
+                              wrap ? offset_modulus : 0, row_empty, plan.empty_last);
             }
             for (index_t a = n - 2; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
         }
