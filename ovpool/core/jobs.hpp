@@ -21,6 +21,7 @@
 #include "types.hpp"
 #include "average.hpp"
 #include "max.hpp"
+#include "reduce.hpp"
 #include "simd/rows_avx2.hpp"
 #include "simd/widen.hpp"
 
@@ -48,6 +49,12 @@ class AvgJob {
         divisors_.count = divisor;
         divisors_.real = divisor_real;
         if (workers < 1) workers = 1;
+        if (whole_plane(g_)) {
+            whole_.reset(new WholePlaneAvg<S>(x, out, planes, g_.in_plane, divisor, divisor_real,
+                                              workers));
+            items_ = whole_->items();
+            return;
+        }
 #if OVPOOL_CORE_HAVE_AVX2
         if (std::is_same<S, float>::value && g_.naxes == 2 && three_same(g_, 0) &&
             three_same(g_, 1)) {
@@ -91,6 +98,10 @@ class AvgJob {
     index_t items() const { return items_; }
 
     void run(index_t item, int worker) const noexcept {
+        if (whole_) {
+            whole_->run(item, worker);
+            return;
+        }
         switch (mode_) {
             case Mode::planes: {
                 index_t first = item * block_;
@@ -168,6 +179,7 @@ class AvgJob {
     std::unique_ptr<double[]> block_real_;
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     index_t table_stride_ = 0;
+    std::unique_ptr<WholePlaneAvg<S>> whole_;  // whole-plane windows (reduce.hpp)
 };
 
 template <class S>
@@ -190,6 +202,11 @@ class MaxJob {
         spec_.offset_modulus = offset_modulus;
         if (workers < 1) workers = 1;
         with_index_ = out_index64 != nullptr || out_index32 != nullptr;
+        if (whole_plane(g_)) {
+            whole_.reset(new WholePlaneMax<S>(x, out, planes, g_.in_plane, spec_, workers));
+            items_ = whole_->items();
+            return;
+        }
         if (g_.in_plane <= tiny_max_plane && tap_table_size(g_, tiny_max_taps) <= tiny_max_taps) {
             // Tiny planes: tiny_lanes planes side by side through one tap table.
             tiny_ = true;
@@ -214,6 +231,10 @@ class MaxJob {
     index_t items() const { return items_; }
 
     void run(index_t item, int worker) const noexcept {
+        if (whole_) {
+            whole_->run(item, worker);
+            return;
+        }
         if (tiny_) {
             run_tiny(item);
             return;
@@ -283,6 +304,7 @@ class MaxJob {
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<std::int64_t[]> index_scratch_;
     std::unique_ptr<std::int32_t[]> direct_offsets_;  // max_plane_direct's offsets
+    std::unique_ptr<WholePlaneMax<S>> whole_;  // whole-plane windows (reduce.hpp)
 };
 
 }  // namespace OVPOOL_CORE_ISA
