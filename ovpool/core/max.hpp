@@ -21,7 +21,6 @@
 #include "types.hpp"
 #include "simd/rows_avx2.hpp"
 #include "simd/max_avx2.hpp"
-#include "simd/windows_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -234,23 +233,28 @@ inline T pick(bool take, T a, T b) {
 // count and stride (adaptive windows, the edges of fixed ones). A candidate's index is
 // row_offset[position], or (row_offset null) base + position. Taps in window order, the
 // winner kept without a data-dependent branch (pick); float32 rows with int32 offsets go eight
-// windows at a time through simd::max_windows_by_tap8 (same winners).
+// windows at a time through simd::max_windows_by_tap8 (same winners), whatever the windows.
 template <class Src, class A, class O>
 void max_windows_by_tap(const Src* row, const O* row_offset, std::int64_t base, A* best,
                         O* best_offset, const AxisTable& w, index_t first, index_t last,
                         A empty_value) {
-    index_t taps = 0;
-    bool empty = false;
-    for (index_t j = first; j < last; ++j) {
-        taps = std::max(taps, w.count[j]);
-        empty = empty || w.count[j] == 0;
-    }
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (std::is_same<Src, float>::value && std::is_same<O, std::int32_t>::value) {
-        if (!empty && row_offset != nullptr && last > first) {
-            simd::max_windows_by_tap8(row, row_offset, best + first, best_offset + first,
-                                      w.begin + first, w.count + first, w.dil, taps,
-                                      last - first);
+        if (row_offset != nullptr) {
+            // Runs of non-empty windows through the vector kernel.
+            for (index_t j = first; j < last;) {
+                if (w.count[j] == 0) {
+                    best[j] = empty_value;
+                    best_offset[j] = 0;
+                    ++j;
+                    continue;
+                }
+                index_t end = j, taps = 0;
+                for (; end < last && w.count[end] > 0; ++end) taps = std::max(taps, w.count[end]);
+                simd::max_windows_by_tap8(row, row_offset, best + j, best_offset + j,
+                                          w.begin + j, w.count + j, w.dil, taps, end - j);
+                j = end;
+            }
             return;
         }
     }
@@ -482,27 +486,8 @@ void max_plane_direct(const Src* x, S* out, index_t plane, const IndexSpec& spec
                                               : column_offset[c];
                 }
             }
-            index_t lo = 0, hi = 0;
-#if OVPOOL_CORE_HAVE_AVX2
-            if constexpr (std::is_same<A, float>::value) {
-                if (h.hi > h.lo) {
-                    lo = h.lo;
-                    hi = h.hi;
-                    simd::max_windows_indexed8(column, column_offset, best + lo,
-                                               best_offset + lo, h.begin[lo], h.step, h.taps,
-                                               h.dil, hi - lo);
-                }
-            }
-#endif
-            if (hi > lo) {
-                max_windows_by_tap(column, column_offset, 0, best, best_offset, h, 0, lo,
-                                   empty_value);
-                max_windows_by_tap(column, column_offset, 0, best, best_offset, h, hi, out_len,
-                                   empty_value);
-            } else {
-                max_windows_by_tap(column, column_offset, 0, best, best_offset, h, 0, out_len,
-                                   empty_value);
-            }
+            max_windows_by_tap(column, column_offset, 0, best, best_offset, h, 0, out_len,
+                               empty_value);
         }
         for (index_t j = 0; j < out_len; ++j) out_row[j] = store<S>(best[j]);
         std::int64_t* index64 = out64 != nullptr ? out64 + i * out_len : nullptr;
