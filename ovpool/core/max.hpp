@@ -233,15 +233,16 @@ inline T pick(bool take, T a, T b) {
 // count and stride (adaptive windows, the edges of fixed ones). A candidate's index is
 // row_offset[position], or (row_offset null) base + position. Taps in window order, the
 // winner kept without a data-dependent branch (pick); float32 rows with int32 offsets go eight
-// windows at a time through simd::max_windows_by_tap8 (same winners), whatever the windows.
+// windows at a time through simd::max_windows_by_tap8 (same winners).
 template <class Src, class A, class O>
 void max_windows_by_tap(const Src* row, const O* row_offset, std::int64_t base, A* best,
                         O* best_offset, const AxisTable& w, index_t first, index_t last,
                         A empty_value) {
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (std::is_same<Src, float>::value && std::is_same<O, std::int32_t>::value) {
-        if (row_offset != nullptr) {
-            // Runs of non-empty windows through the vector kernel.
+        if (row_offset != nullptr && last - first >= 4) {
+            // Runs of non-empty windows through the vector kernel (a few edge windows are
+            // faster one by one below).
             for (index_t j = first; j < last;) {
                 if (w.count[j] == 0) {
                     best[j] = empty_value;
@@ -486,8 +487,32 @@ void max_plane_direct(const Src* x, S* out, index_t plane, const IndexSpec& spec
                                               : column_offset[c];
                 }
             }
-            max_windows_by_tap(column, column_offset, 0, best, best_offset, h, 0, out_len,
-                               empty_value);
+            index_t lo = 0, hi = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+            if constexpr (std::is_same<A, float>::value) {
+                if (h.hi > h.lo) {
+                    lo = h.lo;
+                    hi = h.hi;
+                    simd::max_windows_indexed8(column, column_offset, best + lo,
+                                               best_offset + lo, h.begin[lo], h.step, h.taps,
+                                               h.dil, hi - lo);
+                }
+            }
+#endif
+            if (hi > lo) {
+                // (Edge windows, if any.)
+                if (lo > 0) {
+                    max_windows_by_tap(column, column_offset, 0, best, best_offset, h, 0, lo,
+                                       empty_value);
+                }
+                if (hi < out_len) {
+                    max_windows_by_tap(column, column_offset, 0, best, best_offset, h, hi,
+                                       out_len, empty_value);
+                }
+            } else {
+                max_windows_by_tap(column, column_offset, 0, best, best_offset, h, 0, out_len,
+                                   empty_value);
+            }
         }
         for (index_t j = 0; j < out_len; ++j) out_row[j] = store<S>(best[j]);
         std::int64_t* index64 = out64 != nullptr ? out64 + i * out_len : nullptr;
@@ -591,10 +616,15 @@ void max_planes_taps(const Src* x, S* out, I* index_out, index_t first_plane, in
     // loads go into `value` first, so that those loops read contiguous lanes.
     A best[tiny_lanes] = {};
     A value[tiny_lanes] = {};
-    std::int64_t best_index[tiny_lanes] = {};
+    // Tap indices are below in_plane (at most tiny_max_plane): int32, so that with float32 or
+    // int32 values the lanes of both fill vectors of the same length.
+    std::int32_t best_index[tiny_lanes] = {};
     std::int64_t base[tiny_lanes];
+    // (One division per group, not per plane.)
+    std::int64_t plane_at = first_plane % spec.plane_modulus;
     for (index_t p = 0; p < count; ++p) {
-        base[p] = ((first_plane + p) % spec.plane_modulus) * in_plane;
+        base[p] = plane_at * in_plane;
+        plane_at = plane_at + 1 == spec.plane_modulus ? 0 : plane_at + 1;
     }
     const index_t* offset = t.offset.get();
     const std::int64_t* tap_index = t.index.get();
@@ -607,15 +637,19 @@ void max_planes_taps(const Src* x, S* out, I* index_out, index_t first_plane, in
             }
         } else {
             const Src* tap = x + offset[i];
-            std::int64_t tap_at = tap_index[i];
+            std::int32_t tap_at = static_cast<std::int32_t>(tap_index[i]);
             for (index_t p = 0; p < count; ++p) {
                 best[p] = load<A>(tap[p * in_plane]);
                 best_index[p] = tap_at;
             }
             for (++i; i < end; ++i) {
                 tap = x + offset[i];
-                tap_at = tap_index[i];
+                tap_at = static_cast<std::int32_t>(tap_index[i]);
                 for (index_t p = 0; p < count; ++p) value[p] = load<A>(tap[p * in_plane]);
+                // (Not unrolled into scalar code, which gcc would do first: vectorised.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 1
+#endif
                 for (index_t p = 0; p < tiny_lanes; ++p) {
                     bool better = replaces(value[p], best[p]);
                     best[p] = better ? value[p] : best[p];

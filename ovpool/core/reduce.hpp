@@ -161,6 +161,8 @@ class WholePlaneMax {
     void run(index_t item, int worker) const noexcept {
         index_t first = item * block_, end = std::min(planes_, first + block_);
         bool with_index = spec_.out64 != nullptr || spec_.out32 != nullptr;
+        // The plane's index within plane_modulus, kept without a division per plane.
+        std::int64_t plane_at = first % spec_.plane_modulus;
         for (index_t p = first; p < end; ++p) {
             const A* row;
             if constexpr (is_half_float<S>) {
@@ -173,13 +175,16 @@ class WholePlaneMax {
             }
             index_t offset = 0;
             out_[p] = store<S>(run_winner(row, n_, with_index ? &offset : nullptr));
-            if (!with_index) continue;
-            std::int64_t index = (p % spec_.plane_modulus) * n_ + offset % spec_.offset_modulus;
-            if (spec_.out64 != nullptr) {
-                spec_.out64[p] = index;
-            } else {
-                spec_.out32[p] = static_cast<std::int32_t>(index);
+            if (with_index) {
+                if (offset >= spec_.offset_modulus) offset %= spec_.offset_modulus;
+                std::int64_t index = plane_at * n_ + offset;
+                if (spec_.out64 != nullptr) {
+                    spec_.out64[p] = index;
+                } else {
+                    spec_.out32[p] = static_cast<std::int32_t>(index);
+                }
             }
+            plane_at = plane_at + 1 == spec_.plane_modulus ? 0 : plane_at + 1;
         }
     }
 
