@@ -52,13 +52,18 @@ def test_irregular_windows_match_the_oracle(dtype):
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
 def test_irregular_windows_keep_the_baseline_bits(monkeypatch):
-    """The gathered windows (AVX2) against the baseline build's loop: NaN payloads, signed
-    zeros, infinities, ties."""
+    """The gathered windows (AVX2, float32) and the branch-free loop (int32) against the
+    baseline build's loop: NaN payloads, signed zeros, infinities, ties, the int32 extremes."""
     rng = np.random.default_rng(97)
     x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.inf], np.float32), size=(2, 3, 13, 37))
     _add_nan_payloads(x, rng, 0.3)
     x[0, 0, :5, :9] = np.nan
-    line = x.reshape(1, 6, -1)
+    ints = rng.integers(-(1 << 31), 1 << 31, size=(2, 3, 13, 37)).astype(np.int32)
+    ties = rng.random(ints.shape) < 0.5
+    ints[ties] = rng.choice(np.array([-(1 << 31), 0, 7], np.int32), size=int(ties.sum()))
     _assert_builds_agree_bitwise(monkeypatch, lambda: [
-        ovpool.adaptive_max_pool(x, (7, 7)), ovpool.adaptive_max_pool(x, (5, 16)),
-        ovpool.adaptive_max_pool(line, 53), ovpool.max_pool(x, 5, 3, 2, 2)])
+        run(a) for a in (x, ints) for run in (
+            lambda a: ovpool.adaptive_max_pool(a, (7, 7)),
+            lambda a: ovpool.adaptive_max_pool(a, (5, 16)),
+            lambda a: ovpool.adaptive_max_pool(a.reshape(1, 6, -1), 53),
+            lambda a: ovpool.max_pool(a, 5, 3, 2, 2))])

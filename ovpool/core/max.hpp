@@ -233,7 +233,8 @@ inline T pick(bool take, T a, T b) {
 // count and stride (adaptive windows, the edges of fixed ones). A candidate's index is
 // row_offset[position], or (row_offset null) base + position. Taps in window order, the
 // winner kept without a data-dependent branch (pick); float32 rows with int32 offsets go eight
-// windows at a time through simd::max_windows_by_tap8 (same winners).
+// windows at a time through simd::max_windows_by_tap8 (same winners; for int32 rows the
+// gathers cost more than the scalar loop).
 template <class Src, class A, class O>
 void max_windows_by_tap(const Src* row, const O* row_offset, std::int64_t base, A* best,
                         O* best_offset, const AxisTable& w, index_t first, index_t last,
@@ -277,8 +278,11 @@ void max_windows_by_tap(const Src* row, const O* row_offset, std::int64_t base, 
             A candidate = load<A>(row[at]);
             O candidate_offset =
                 row_offset != nullptr ? row_offset[at] : static_cast<O>(base + at);
-            bool better = replaces_at(candidate, std::int64_t{candidate_offset}, value,
-                                      std::int64_t{offset});
+            // (Implicit offsets grow with the tap, so a tie keeps the earlier one: replaces.)
+            bool better = row_offset != nullptr
+                              ? replaces_at(candidate, std::int64_t{candidate_offset}, value,
+                                            std::int64_t{offset})
+                              : replaces(candidate, value);
             value = pick(better, candidate, value);
             offset = pick(better, candidate_offset, offset);
         }
