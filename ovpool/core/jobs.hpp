@@ -24,6 +24,7 @@
 #include "max.hpp"
 #include "max_coded.hpp"
 #include "max_lanes.hpp"
+#include "reduce.hpp"
 #include "simd/rows_avx2.hpp"
 #include "simd/widen.hpp"
 
@@ -51,6 +52,12 @@ class AvgJob {
         divisors_.count = divisor;
         divisors_.real = divisor_real;
         if (workers < 1) workers = 1;
+        if (whole_plane(g_)) {
+            whole_.reset(new WholePlaneAvg<S>(x, out, planes, g_.in_plane, divisor, divisor_real,
+                                              workers));
+            items_ = whole_->items();
+            return;
+        }
 #if OVPOOL_CORE_HAVE_AVX2
         if (std::is_same<S, float>::value && g_.naxes == 2 && three_same(g_, 0) &&
             three_same(g_, 1)) {
@@ -94,6 +101,10 @@ class AvgJob {
     index_t items() const { return items_; }
 
     void run(index_t item, int worker) const noexcept {
+        if (whole_) {
+            whole_->run(item, worker);
+            return;
+        }
         switch (mode_) {
             case Mode::planes: {
                 index_t first = item * block_;
@@ -171,6 +182,7 @@ class AvgJob {
     std::unique_ptr<double[]> block_real_;
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     index_t table_stride_ = 0;
+    std::unique_ptr<WholePlaneAvg<S>> whole_;  // whole-plane windows (reduce.hpp)
 };
 
 template <class S>
@@ -194,6 +206,11 @@ class MaxJob {
         spec_.offset_modulus = offset_modulus;
         if (workers < 1) workers = 1;
         with_index_ = out_index64 != nullptr || out_index32 != nullptr;
+        if (whole_plane(g_)) {
+            whole_.reset(new WholePlaneMax<S>(x, out, planes, g_.in_plane, spec_, workers));
+            items_ = whole_->items();
+            return;
+        }
         if (g_.in_plane <= tiny_max_plane && tap_table_size(g_, tiny_max_taps) <= tiny_max_taps) {
             // Tiny planes: side by side through one tap table (max_lanes.hpp).
             tiny_ = true;
@@ -242,6 +259,10 @@ class MaxJob {
     index_t items() const { return items_; }
 
     void run(index_t item, int worker) const noexcept {
+        if (whole_) {
+            whole_->run(item, worker);
+            return;
+        }
         if (tiny_) {
             run_tiny(item);
             return;
@@ -338,6 +359,7 @@ class MaxJob {
     CodedPlan coded_;                // max_planes_coded's plan, when usable
     index_t block_ = 1;              // its planes per item
     std::unique_ptr<U[]> codes_;     // its tap codes
+    std::unique_ptr<WholePlaneMax<S>> whole_;  // whole-plane windows (reduce.hpp)
 };
 
 }  // namespace OVPOOL_CORE_ISA

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -208,6 +209,88 @@ void max_row(const Src* row, A* out, const AxisTable& w, A* phases, A empty_valu
     }
 }
 
+// `take ? a : b` without a branch: a data-dependent branch in the window loops below is
+// mispredicted about half the time on real data.
+template <class T>
+inline T pick(bool take, T a, T b) {
+    typedef typename std::conditional<
+        sizeof(T) == 1, std::uint8_t,
+        typename std::conditional<sizeof(T) == 2, std::uint16_t,
+                                  typename std::conditional<sizeof(T) == 4, std::uint32_t,
+                                                            std::uint64_t>::type>::type>::type U;
+    static_assert(sizeof(U) == sizeof(T), "pick takes 1-, 2-, 4- or 8-byte values");
+    U ua, ub;
+    std::memcpy(&ua, &a, sizeof(T));
+    std::memcpy(&ub, &b, sizeof(T));
+    U mask = static_cast<U>(U{0} - static_cast<U>(take));
+    U picked = static_cast<U>((ua & mask) | (ub & static_cast<U>(~mask)));
+    T result;
+    std::memcpy(&result, &picked, sizeof(T));
+    return result;
+}
+
+// Windows first .. last-1 of one contiguous row, with indices, for windows with no common tap
+// count and stride (adaptive windows, the edges of fixed ones). A candidate's index is
+// row_offset[position], or (row_offset null) base + position. Taps in window order, the
+// winner kept without a data-dependent branch (pick); float32 rows with int32 offsets go eight
+// windows at a time through simd::max_windows_by_tap8 (same winners; for int32 rows the
+// gathers cost more than the scalar loop).
+template <class Src, class A, class O>
+void max_windows_by_tap(const Src* row, const O* row_offset, std::int64_t base, A* best,
+                        O* best_offset, const AxisTable& w, index_t first, index_t last,
+                        A empty_value) {
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<Src, float>::value && std::is_same<O, std::int32_t>::value) {
+        if (row_offset != nullptr && last - first >= 4) {
+            // Runs of non-empty windows through the vector kernel (a few edge windows are
+            // faster one by one below).
+            for (index_t j = first; j < last;) {
+                if (w.count[j] == 0) {
+                    best[j] = empty_value;
+                    best_offset[j] = 0;
+                    ++j;
+                    continue;
+                }
+                index_t end = j, taps = 0;
+                for (; end < last && w.count[end] > 0; ++end) taps = std::max(taps, w.count[end]);
+                simd::max_windows_by_tap8(row, row_offset, best + j, best_offset + j,
+                                          w.begin + j, w.count + j, w.dil, taps, end - j);
+                j = end;
+            }
+            return;
+        }
+    }
+#endif
+    const index_t* begin = w.begin;
+    const index_t* count = w.count;
+    const index_t dil = w.dil;
+    for (index_t j = first; j < last; ++j) {
+        if (count[j] == 0) {
+            best[j] = empty_value;
+            best_offset[j] = 0;
+            continue;
+        }
+        index_t at = begin[j];
+        A value = load<A>(row[at]);
+        O offset = row_offset != nullptr ? row_offset[at] : static_cast<O>(base + at);
+        for (index_t t = 1; t < count[j]; ++t) {
+            at = begin[j] + t * dil;
+            A candidate = load<A>(row[at]);
+            O candidate_offset =
+                row_offset != nullptr ? row_offset[at] : static_cast<O>(base + at);
+            // (Implicit offsets grow with the tap, so a tie keeps the earlier one: replaces.)
+            bool better = row_offset != nullptr
+                              ? replaces_at(candidate, std::int64_t{candidate_offset}, value,
+                                            std::int64_t{offset})
+                              : replaces(candidate, value);
+            value = pick(better, candidate, value);
+            offset = pick(better, candidate_offset, offset);
+        }
+        best[j] = value;
+        best_offset[j] = offset;
+    }
+}
+
 // max_pass with indices for the last spatial axis, where windows run along contiguous memory.
 // (Values alone go through max_plane_values, row by row.)
 template <class Src, class A>
@@ -220,10 +303,15 @@ void max_last_axis(const Src* src, A* dst, const std::int64_t* src_index,
         A* out = dst + o * w.out_len;
         const std::int64_t* row_index = src_index != nullptr ? src_index + o * w.length : nullptr;
         std::int64_t* out_index = dst_index + o * w.out_len;
-        max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, 0, w.lo,
-                    w.dil, empty_value);
-        max_windows(row, out, row_index, out_index, o * w.length, w.begin, w.count, w.hi,
-                    w.out_len, w.dil, empty_value);
+        std::int64_t base = o * w.length;
+        if (w.hi > w.lo) {
+            max_windows_by_tap(row, row_index, base, out, out_index, w, 0, w.lo, empty_value);
+            max_windows_by_tap(row, row_index, base, out, out_index, w, w.hi, w.out_len,
+                               empty_value);
+        } else {
+            max_windows_by_tap(row, row_index, base, out, out_index, w, 0, w.out_len,
+                               empty_value);
+        }
         if (w.hi > w.lo) {
             max_interior_indexed(row, out, row_index, out_index, o * w.length, w.begin[w.lo],
                                  w.lo, w.hi, w.step, w.taps, w.dil);
@@ -415,30 +503,19 @@ void max_plane_direct(const Src* x, S* out, index_t plane, const IndexSpec& spec
                 }
             }
 #endif
-            for (index_t j = 0; j < out_len; ++j) {
-                if (j == lo && hi > lo) {
-                    j = hi - 1;
-                    continue;
+            if (hi > lo) {
+                // (Edge windows, if any.)
+                if (lo > 0) {
+                    max_windows_by_tap(column, column_offset, 0, best, best_offset, h, 0, lo,
+                                       empty_value);
                 }
-                index_t cols = h.count[j];
-                if (cols == 0) {
-                    best[j] = empty_value;
-                    best_offset[j] = 0;
-                    continue;
+                if (hi < out_len) {
+                    max_windows_by_tap(column, column_offset, 0, best, best_offset, h, hi,
+                                       out_len, empty_value);
                 }
-                index_t position = h.begin[j];
-                A value = column[position];
-                std::int32_t offset = column_offset[position];
-                for (index_t b = 1; b < cols; ++b) {
-                    position = h.begin[j] + b * h.dil;
-                    bool better = replaces_at(column[position],
-                                              std::int64_t{column_offset[position]}, value,
-                                              std::int64_t{offset});
-                    value = better ? column[position] : value;
-                    offset = better ? column_offset[position] : offset;
-                }
-                best[j] = value;
-                best_offset[j] = offset;
+            } else {
+                max_windows_by_tap(column, column_offset, 0, best, best_offset, h, 0, out_len,
+                                   empty_value);
             }
         }
         for (index_t j = 0; j < out_len; ++j) out_row[j] = store<S>(best[j]);

@@ -10,6 +10,7 @@
 #ifndef OVPOOL_CORE_SIMD_MAX_AVX2_HPP
 #define OVPOOL_CORE_SIMD_MAX_AVX2_HPP
 
+#include <algorithm>
 #include <cstdint>
 
 #include "../config.hpp"
@@ -36,6 +37,38 @@ inline __m256 replaces_at8(__m256 value, __m256i index, __m256 best, __m256i bes
     return _mm256_or_ps(_mm256_and_ps(tie, earlier), _mm256_andnot_ps(tie, larger));
 }
 
+// One tap of eight windows: the values and offsets at `at` (gathered; masked lanes read
+// nothing) replace *value / *index where they win under replaces_at.
+inline void max_tap8(const float* row, const std::int32_t* row_offset, __m256i at,
+                     __m256i mask, __m256* value, __m256i* index) {
+    __m256 candidate = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, at,
+                                                _mm256_castsi256_ps(mask), 4);
+    __m256i candidate_index = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), row_offset,
+                                                          at, mask, 4);
+    __m256 take = replaces_at8(candidate, candidate_index, *value, *index);
+    *value = _mm256_blendv_ps(*value, candidate, take);
+    *index = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(*index),
+                                                  _mm256_castsi256_ps(candidate_index), take));
+}
+
+// best[0 .. lanes) and best_offset[0 .. lanes) = the first `lanes` lanes of value and index.
+inline void store_windows8(float* best, std::int32_t* best_offset, __m256 value, __m256i index,
+                           index_t lanes) {
+    if (lanes == 8) {
+        _mm256_storeu_ps(best, value);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(best_offset), index);
+        return;
+    }
+    alignas(32) float values[8];
+    alignas(32) std::int32_t indices[8];
+    _mm256_store_ps(values, value);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(indices), index);
+    for (index_t k = 0; k < lanes; ++k) {
+        best[k] = values[k];
+        best_offset[k] = indices[k];
+    }
+}
+
 // Windows j in [0, windows) of a row of values `row` and their offsets `row_offset`: window j
 // has `taps` taps, the first at first + j * step, then every `dil`. best[j] and best_offset[j]
 // get its winner, taps combined in window order with replaces_at.
@@ -57,29 +90,43 @@ inline void max_windows_indexed8(const float* row, const std::int32_t* row_offse
                                                     mask, 4);
         for (index_t t = 1; t < taps; ++t) {
             at = _mm256_add_epi32(at, tap_step);
-            __m256 candidate = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), row, at,
-                                                        _mm256_castsi256_ps(mask), 4);
-            __m256i candidate_index = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
-                                                                  row_offset, at, mask, 4);
-            __m256 take = replaces_at8(candidate, candidate_index, value, index);
-            value = _mm256_blendv_ps(value, candidate, take);
-            index = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(index),
-                                                         _mm256_castsi256_ps(candidate_index),
-                                                         take));
+            max_tap8(row, row_offset, at, mask, &value, &index);
         }
-        if (lanes == 8) {
-            _mm256_storeu_ps(best + j, value);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(best_offset + j), index);
-        } else {
-            float values[8];
-            std::int32_t indices[8];
-            _mm256_storeu_ps(values, value);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices), index);
-            for (index_t i = 0; i < lanes; ++i) {
-                best[j + i] = values[i];
-                best_offset[j + i] = indices[i];
-            }
+        store_windows8(best + j, best_offset + j, value, index, lanes);
+    }
+}
+
+// Windows j in [0, windows), none empty, of a row as above, of any sizes and positions
+// (adaptive windows, fixed ones cut by padding): window j has count[j] taps from begin[j],
+// `dil` apart; `taps` is the largest count. Eight windows at a time, each lane gathering its
+// window's taps: tap t of window j is its tap min(t, count[j] - 1), so a shorter window
+// re-reads its last tap, which cannot replace itself (same value, same offset).
+inline void max_windows_by_tap8(const float* row, const std::int32_t* row_offset, float* best,
+                                std::int32_t* best_offset, const index_t* begin,
+                                const index_t* count, index_t dil, index_t taps,
+                                index_t windows) {
+    const __m256i tap_step = _mm256_set1_epi32(static_cast<int>(dil));
+    for (index_t j = 0; j < windows; j += 8) {
+        index_t lanes = std::min<index_t>(windows - j, 8);
+        // Each lane's first and last tap. Lanes past `lanes` repeat the last window: every
+        // gather reads real taps.
+        alignas(32) std::int32_t first[8], final[8];
+        for (index_t k = 0; k < 8; ++k) {
+            index_t w = j + std::min(k, lanes - 1);
+            first[k] = static_cast<std::int32_t>(begin[w]);
+            final[k] = static_cast<std::int32_t>(begin[w] + (count[w] - 1) * dil);
         }
+        __m256i at = _mm256_load_si256(reinterpret_cast<const __m256i*>(first));
+        const __m256i last = _mm256_load_si256(reinterpret_cast<const __m256i*>(final));
+        const __m256i all = _mm256_set1_epi32(-1);
+        __m256 value = _mm256_i32gather_ps(row, at, 4);
+        __m256i index = _mm256_i32gather_epi32(row_offset, at, 4);
+        for (index_t t = 1; t < taps; ++t) {
+            // Tap t, or the window's last tap once past it.
+            at = _mm256_min_epi32(_mm256_add_epi32(at, tap_step), last);
+            max_tap8(row, row_offset, at, all, &value, &index);
+        }
+        store_windows8(best + j, best_offset + j, value, index, lanes);
     }
 }
 

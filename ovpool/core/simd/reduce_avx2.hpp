@@ -1,0 +1,156 @@
+// AVX2 kernels for whole-plane reductions (see reduce.hpp): the largest number of a contiguous
+// run and the first element equal to a value, 32 bytes per instruction. Both are free of any
+// summation order (a maximum is the same whatever the order it is taken in, and a search has
+// one answer), so they give the results of the portable loops of the baseline build exactly.
+//
+// Runs of at least one vector end with an overlapping load of the run's last vector instead of
+// a scalar remainder: a maximum may see an element twice, and a search reaches the overlap
+// only when the elements before it did not match.
+//
+// Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
+#ifndef OVPOOL_CORE_SIMD_REDUCE_AVX2_HPP
+#define OVPOOL_CORE_SIMD_REDUCE_AVX2_HPP
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "../config.hpp"
+
+#if OVPOOL_CORE_HAVE_AVX2
+#include <immintrin.h>
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+namespace simd {
+
+// Per element type: a vector of it, loads, the maximum (NaN in `value` ignored), equality as a
+// byte mask, and its lowest value (the maximum's start).
+template <class T> struct Lanes;
+
+template <> struct Lanes<float> {
+    typedef __m256 V;
+    static constexpr index_t width = 8;
+    static V load(const float* p) { return _mm256_loadu_ps(p); }
+    static V set(float v) { return _mm256_set1_ps(v); }
+    // MAXPS returns its second operand when either is NaN: a NaN value leaves best.
+    static V max(V value, V best) { return _mm256_max_ps(value, best); }
+    static unsigned equal(V a, V b) {
+        return static_cast<unsigned>(_mm256_movemask_epi8(
+            _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_EQ_OQ))));
+    }
+    static float lowest() { return -std::numeric_limits<float>::infinity(); }
+};
+
+template <> struct Lanes<double> {
+    typedef __m256d V;
+    static constexpr index_t width = 4;
+    static V load(const double* p) { return _mm256_loadu_pd(p); }
+    static V set(double v) { return _mm256_set1_pd(v); }
+    static V max(V value, V best) { return _mm256_max_pd(value, best); }
+    static unsigned equal(V a, V b) {
+        return static_cast<unsigned>(_mm256_movemask_epi8(
+            _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_EQ_OQ))));
+    }
+    static double lowest() { return -std::numeric_limits<double>::infinity(); }
+};
+
+// Integer lanes share loads and equality's mask.
+template <class T> struct IntLanes {
+    typedef __m256i V;
+    static constexpr index_t width = 32 / static_cast<index_t>(sizeof(T));
+    static V load(const T* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+    static T lowest() { return std::numeric_limits<T>::lowest(); }
+};
+
+template <> struct Lanes<std::int8_t> : IntLanes<std::int8_t> {
+    static V set(std::int8_t v) { return _mm256_set1_epi8(v); }
+    static V max(V a, V b) { return _mm256_max_epi8(a, b); }
+    static unsigned equal(V a, V b) {
+        return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, b)));
+    }
+};
+
+template <> struct Lanes<std::uint8_t> : IntLanes<std::uint8_t> {
+    static V set(std::uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+    static V max(V a, V b) { return _mm256_max_epu8(a, b); }
+    static unsigned equal(V a, V b) {
+        return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, b)));
+    }
+};
+
+template <> struct Lanes<std::int32_t> : IntLanes<std::int32_t> {
+    static V set(std::int32_t v) { return _mm256_set1_epi32(v); }
+    static V max(V a, V b) { return _mm256_max_epi32(a, b); }
+    static unsigned equal(V a, V b) {
+        return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi32(a, b)));
+    }
+};
+
+template <> struct Lanes<long long> : IntLanes<long long> {
+    static V set(long long v) { return _mm256_set1_epi64x(v); }
+    static V max(V a, V b) { return _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi64(a, b)); }
+    static unsigned equal(V a, V b) {
+        return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi64(a, b)));
+    }
+};
+
+// True for the element types these kernels take.
+template <class T> struct has_lanes : std::false_type {};
+template <> struct has_lanes<float> : std::true_type {};
+template <> struct has_lanes<double> : std::true_type {};
+template <> struct has_lanes<std::int8_t> : std::true_type {};
+template <> struct has_lanes<std::uint8_t> : std::true_type {};
+template <> struct has_lanes<std::int32_t> : std::true_type {};
+template <> struct has_lanes<long long> : std::true_type {};
+
+// The largest number of x[0 .. n), n >= Lanes<T>::width, NaN ignored (-inf when all are NaN).
+template <class T>
+inline T max_run(const T* x, index_t n) {
+    typedef Lanes<T> L;
+    const index_t w = L::width;
+    typename L::V m0 = L::set(L::lowest()), m1 = m0, m2 = m0, m3 = m0;
+    index_t i = 0;
+    for (; i + 4 * w <= n; i += 4 * w) {
+        m0 = L::max(L::load(x + i), m0);
+        m1 = L::max(L::load(x + i + w), m1);
+        m2 = L::max(L::load(x + i + 2 * w), m2);
+        m3 = L::max(L::load(x + i + 3 * w), m3);
+    }
+    for (; i + w <= n; i += w) m0 = L::max(L::load(x + i), m0);
+    if (i < n) m1 = L::max(L::load(x + n - w), m1);
+    m0 = L::max(L::max(m0, m1), L::max(m2, m3));
+    alignas(32) T lanes[32 / sizeof(T)];
+    std::memcpy(lanes, &m0, sizeof(m0));
+    T best = lanes[0];
+    for (index_t k = 1; k < w; ++k) best = lanes[k] > best ? lanes[k] : best;
+    return best;
+}
+
+// The first i with x[i] == value, or -1. n >= Lanes<T>::width.
+template <class T>
+inline index_t find_run(const T* x, index_t n, T value) {
+    typedef Lanes<T> L;
+    const index_t w = L::width;
+    typename L::V v = L::set(value);
+    index_t i = 0;
+    for (; i + w <= n; i += w) {
+        unsigned hit = L::equal(L::load(x + i), v);
+        if (hit != 0) return i + __builtin_ctz(hit) / static_cast<int>(sizeof(T));
+    }
+    if (i < n) {
+        unsigned hit = L::equal(L::load(x + n - w), v);
+        if (hit != 0) return n - w + __builtin_ctz(hit) / static_cast<int>(sizeof(T));
+    }
+    return -1;
+}
+
+}  // namespace simd
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif
+#endif

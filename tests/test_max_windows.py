@@ -1,0 +1,69 @@
+"""Max pooling with indices over windows with no common tap count and stride (adaptive windows,
+the edge windows of fixed ones), which the core reduces without a data-dependent branch and,
+for float32 rows, eight windows at a time with gathers (max_windows_by_tap): rows of windows
+past one and two blocks of eight, 1-D planes too large for the tiny-plane path (the last-axis
+pass), 2-D planes of the direct path, ties, NaN, all-NaN windows and signed zeros."""
+
+import numpy as np
+import pytest
+
+import ovpool
+from test_kernels import _add_nan_payloads, _assert_builds_agree_bitwise, _avx2_build
+
+
+def _data(dtype, shape, rng):
+    x = rng.integers(0 if dtype == np.uint8 else -3, 4, size=shape).astype(dtype)
+    if np.dtype(dtype).kind == "f" or np.dtype(dtype).name == "bfloat16":
+        x[rng.random(shape) < 0.15] = np.nan
+        x.reshape(-1, shape[-1])[0, :40] = np.nan            # whole-NaN windows
+        x[x == 0] = -0.0
+        x.reshape(-1)[rng.random(x.size) < 0.1] = 0.0      # +0 ties with -0
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int8,
+                                   np.uint8, np.int32, np.int64])
+def test_irregular_windows_match_the_oracle(dtype):
+    from reference import ref_adaptive_max_pool, ref_max_pool
+
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
+    rng = np.random.default_rng(89)
+    for shape, sizes in [((1, 3, 301), [(37,), (9,), (150,), (17,)]),
+                         ((2, 2, 13, 40), [(7, 7), (5, 19), (6, 9), (13, 17)]),
+                         ((1, 2, 4, 7, 45), [(3, 3, 11)])]:
+        x = _data(dtype, shape, rng)
+        for size in sizes:
+            want, want_index = ref_adaptive_max_pool(x, size)
+            got, got_index = ovpool.adaptive_max_pool(x, size)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8),
+                                          err_msg=f"{shape} {size}")
+            np.testing.assert_array_equal(got_index, want_index, err_msg=f"{shape} {size}")
+        # Fixed windows whose edge windows are cut by padding (ceil rounding adds a last one).
+        rank = len(shape) - 2
+        for k, s, p in [(5, 3, 2), (4, 2, 3)]:
+            args = ((k,) * rank, (s,) * rank, (p,) * rank, (p,) * rank)
+            want, want_index = ref_max_pool(x, *args, rounding_type="ceil_torch")
+            got, got_index = ovpool.max_pool(x, *args, rounding_type="ceil_torch")
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+            np.testing.assert_array_equal(got_index, want_index)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_irregular_windows_keep_the_baseline_bits(monkeypatch):
+    """The gathered windows (AVX2, float32) and the branch-free loop (int32) against the
+    baseline build's loop: NaN payloads, signed zeros, infinities, ties, the int32 extremes."""
+    rng = np.random.default_rng(97)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.inf], np.float32), size=(2, 3, 13, 37))
+    _add_nan_payloads(x, rng, 0.3)
+    x[0, 0, :5, :9] = np.nan
+    ints = rng.integers(-(1 << 31), 1 << 31, size=(2, 3, 13, 37)).astype(np.int32)
+    ties = rng.random(ints.shape) < 0.5
+    ints[ties] = rng.choice(np.array([-(1 << 31), 0, 7], np.int32), size=int(ties.sum()))
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        run(a) for a in (x, ints) for run in (
+            lambda a: ovpool.adaptive_max_pool(a, (7, 7)),
+            lambda a: ovpool.adaptive_max_pool(a, (5, 16)),
+            lambda a: ovpool.adaptive_max_pool(a.reshape(1, 6, -1), 53),
+            lambda a: ovpool.max_pool(a, 5, 3, 2, 2))])

@@ -1,0 +1,183 @@
+"""Pooling whose one output per plane reads the whole plane (a window as large as the plane,
+adaptive pooling to one element): the core reduces each plane as one contiguous run
+(core/reduce.hpp) instead of by window tables. Plane sizes around the vector widths (the
+overlapping last vector), ties, NaN and all-NaN planes, signed zeros and infinities for max;
+exact integer sums at the extremes and fixed float summation order for averages."""
+
+import numpy as np
+import pytest
+
+import ovpool
+from test_kernels import _add_nan_payloads, _assert_builds_agree_bitwise, _avx2_build
+
+DTYPES = [np.float32, np.float16, "bfloat16", np.float64, np.int8, np.uint8, np.int32, np.int64]
+# 1-D planes of every length around one to three vectors of every element width (4 doubles to
+# 32 bytes), then 2-D and 3-D planes.
+PLANES = [(n,) for n in (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 97, 130)]
+PLANES += [(5, 7), (13, 17), (2, 3, 4)]
+
+
+def _dtype(name):
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _max_data(dtype, shape, rng):
+    """Few distinct values (many ties), NaN, whole-NaN planes, signed zeros, infinities."""
+    floating = dtype.kind == "f" or dtype.name == "bfloat16"
+    x = rng.integers(0 if dtype == np.uint8 else -3, 4, size=shape).astype(dtype)
+    if floating:
+        flat = x.reshape(shape[0] * shape[1], -1)
+        x[rng.random(shape) < 0.2] = np.nan
+        flat[0] = np.nan                                   # a whole-NaN plane
+        flat[1] = -np.inf                                  # a plane of -inf
+        flat[2, ::2] = np.nan                              # -inf and NaN: -inf wins
+        x[x == 0] = -0.0
+        x.reshape(-1)[rng.random(x.size) < 0.1] = 0.0      # +0 ties with -0
+        flat[3] = -0.0
+        flat[3, -1] = 0.0                                  # the first zero, -0, wins
+        flat[4, -1] = np.inf
+    else:
+        info = np.iinfo(dtype)
+        x.reshape(shape[0] * shape[1], -1)[0, -1] = info.max   # extremes, last element
+        x.reshape(shape[0] * shape[1], -1)[1] = info.min
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_whole_plane_max_matches_the_oracle(dtype):
+    from reference import ref_adaptive_max_pool, ref_max_pool
+
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(61)
+    for plane in PLANES:
+        x = _max_data(dtype, (2, 4) + plane, rng)
+        want, want_index = ref_adaptive_max_pool(x, (1,) * len(plane))
+        got, got_index = ovpool.adaptive_max_pool(x, (1,) * len(plane))
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=str(plane))
+        np.testing.assert_array_equal(got_index, want_index, err_msg=str(plane))
+        got = ovpool.adaptive_max_pool(x, (1,) * len(plane), index_element_type="i32")[1]
+        np.testing.assert_array_equal(got, want_index)
+        for axis in (0, 2):
+            want, want_index = ref_max_pool(x, plane, axis=axis)
+            got, got_index = ovpool.max_pool(x, plane, axis=axis)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+            np.testing.assert_array_equal(got_index, want_index, err_msg=f"{plane} {axis}")
+        got = ovpool.max_pool(x, plane, return_indices=False)
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=str(plane))
+    # A window larger than the plane, over padding only on one side: still the whole plane.
+    x = _max_data(dtype, (2, 5, 6, 9), rng)
+    want, want_index = ref_max_pool(x, (7, 9), 1, (1, 0), (0, 0))
+    got, got_index = ovpool.max_pool(x, (7, 9), 1, (1, 0), (0, 0))
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    np.testing.assert_array_equal(got_index, want_index)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_whole_plane_averages_match_the_oracle(dtype):
+    """Small integers: every sum is exact in every order, so float averages must match the
+    oracle exactly too; exclude_pad off over padding divides by the kernel's volume."""
+    from reference import ref_adaptive_avg_pool, ref_avg_pool
+
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(67)
+    for plane in PLANES:
+        x = rng.integers(0 if dtype == np.uint8 else -50, 51, size=(2, 4) + plane).astype(dtype)
+        want = ref_adaptive_avg_pool(x, (1,) * len(plane))
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, (1,) * len(plane)), want,
+                                      err_msg=str(plane))
+        np.testing.assert_array_equal(ovpool.avg_pool(x, plane), want, err_msg=str(plane))
+    x = rng.integers(0, 51, size=(2, 5, 6, 9)).astype(dtype)
+    for exclude_pad in (True, False):
+        np.testing.assert_array_equal(
+            ovpool.avg_pool(x, (7, 9), 1, (1, 0), (0, 0), exclude_pad=exclude_pad),
+            ref_avg_pool(x, (7, 9), 1, (1, 0), (0, 0), exclude_pad=exclude_pad))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64])
+def test_whole_plane_integer_averages_are_exact_at_the_extremes(dtype):
+    """Sums far beyond the element type (int64: beyond 64 bits, both signs), ties rounding to
+    even."""
+    from reference import ref_adaptive_avg_pool
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(71)
+    for n in (1, 2, 7, 33, 300):
+        x = np.empty((1, 6, n), dtype)
+        x[0, 0] = info.max
+        x[0, 1] = info.min
+        x[0, 2] = rng.integers(info.min, info.max, size=n, endpoint=True)
+        x[0, 3] = info.max - rng.integers(0, 3, size=n)
+        x[0, 4] = info.min + rng.integers(0, 3, size=n)
+        x[0, 5] = rng.choice(np.array([info.min, info.max], dtype), size=n)
+        if n % 2 == 0:
+            x[0, 5, : n // 2] = info.min if info.min < 0 else 0
+            x[0, 5, n // 2:] = 1                            # a sum with .5 to round to even
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, 1),
+                                      ref_adaptive_avg_pool(x, 1), err_msg=f"n={n}")
+
+
+def test_whole_plane_float_averages_are_close_to_the_oracle():
+    """Random floats: the fixed summation order is within rounding of the float64 oracle."""
+    from reference import ref_adaptive_avg_pool
+
+    rng = np.random.default_rng(73)
+    for dtype, tol in ((np.float32, 1e-5), (np.float64, 1e-12), (np.float16, 2e-3)):
+        x = rng.standard_normal((2, 3, 9, 31)).astype(dtype) + 3
+        np.testing.assert_allclose(ovpool.adaptive_avg_pool(x, (1, 1)).astype(np.float64),
+                                   ref_adaptive_avg_pool(x, (1, 1)).astype(np.float64),
+                                   rtol=tol)
+
+
+def _whole_plane_runs(x):
+    plane = x.shape[2:]
+    return [ovpool.adaptive_avg_pool(x, (1,) * len(plane)), ovpool.avg_pool(x, plane),
+            ovpool.adaptive_max_pool(x, (1,) * len(plane)),
+            ovpool.max_pool(x, plane, return_indices=False)]
+
+
+def _signed_float_data(rng, shape):
+    x = (rng.standard_normal(shape) * 1e3).astype(np.float32)
+    x[rng.random(shape) < 0.2] = -0.0
+    x[rng.random(shape) < 0.02] = np.inf
+    x[rng.random(shape) < 0.02] = -np.inf
+    _add_nan_payloads(x, rng, 0.03)
+    x.reshape(-1, x.shape[-1])[:3] = -0.0                    # whole planes of -0
+    return x
+
+
+@pytest.mark.parametrize("shape", [(2, 700, 5, 5), (1, 40, 300), (3, 300, 4, 3, 2)])
+def test_whole_plane_results_keep_their_bits_over_threads(shape):
+    """Plane blocks are split between threads differently for one and two threads: the same
+    bits either way (float sums in one order, NaN payloads and signed zeros kept)."""
+    rng = np.random.default_rng(79)
+    x = _signed_float_data(rng, shape)
+    threads = ovpool.get_num_threads()
+    try:
+        results = []
+        for n in (1, 2):
+            ovpool.set_num_threads(n)
+            results.append([a for r in _whole_plane_runs(x) for a in
+                            (r if isinstance(r, tuple) else (r,))])
+    finally:
+        ovpool.set_num_threads(threads)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_whole_plane_results_keep_the_baseline_bits(monkeypatch):
+    """The AVX2 reductions (vector maxima, searches, partial sums) against the baseline build's
+    loops, bit for bit: float32 with signed zeros, infinities and NaN payloads, and the other
+    types with random data."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(83)
+    cases = [_signed_float_data(rng, (2, 5, 37)), _signed_float_data(rng, (1, 3, 9, 31))]
+    for dtype in (np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.uint8, np.int32,
+                  np.int64):
+        cases.append((rng.standard_normal((2, 3, 7, 19)) * 100).astype(dtype))
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [r for x in cases
+                                                       for r in _whole_plane_runs(x)])
