@@ -452,3 +452,70 @@ def _average_of_rows(value, last, rows):
     from reference import round_half_even
 
     return round_half_even((rows - 1) * int(value) + int(last), rows)
+
+
+def _blocks_of_ranges(dtype, rng, shape, magnitudes):
+    """Random planes of `shape` (many small planes, so that several work items each bound
+    their own inputs), plane group g holding values up to magnitudes[g] (cycling), with the
+    extremes of each group present."""
+    x = np.empty(shape, np.int64)
+    planes = x.reshape(-1, int(np.prod(shape[2:])))
+    groups = np.array_split(np.arange(planes.shape[0]), len(magnitudes))
+    for group, top in zip(groups, magnitudes):
+        planes[group] = rng.integers(-top, top, size=(group.size, planes.shape[1]), endpoint=True)
+        planes[group[0], :2] = (top, -top)
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_int_averages_sum_in_the_narrowest_accumulator_their_inputs_allow(monkeypatch, dtype):
+    """int32 / int64 averages bound each work item's inputs and sum in int32, int64 or 128
+    bits accordingly (float32 quotients below 2^23): blocks of planes with magnitudes on both
+    sides of each switch (for 18-tap windows: 2^23 / 18, 2^31 / 18, 2^63 / 18), the type's
+    extremes, against the oracle and in both builds."""
+    from reference import ref_avg_pool
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(47)
+    tops = [9, (1 << 23) // 18, (1 << 23) // 18 + 1, (1 << 31) // 18, (1 << 31) // 18 + 1,
+            info.max]
+    if dtype == np.int64:
+        tops += [(1 << 63) // 18, (1 << 63) // 18 + 1, 1 << 53]
+    x = _blocks_of_ranges(dtype, rng, (2, 900, 7, 8), tops)
+    x[1, -1, :, :] = info.min
+    calls = [dict(kernel=(6, 3), strides=1, auto_pad="same_lower", exclude_pad=False,
+                  rounding_type="ceil_torch"),
+             dict(kernel=(3, 6), strides=(1, 3), pads_begin=(1, 2), pads_end=(1, 2))]
+    for call in calls:
+        want = ref_avg_pool(x, **call)
+        for module in _kernel_builds():
+            _use_kernels(monkeypatch, module)
+            np.testing.assert_array_equal(ovpool.avg_pool(x, **call), want,
+                                          err_msg=f"{module.__name__} {call}")
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_byte_averages_divide_in_float32_up_to_sums_of_2_23(monkeypatch, dtype):
+    """int8 / uint8 averages whose sums stay below 2^23 divide in float32: windows just
+    inside (128 x 257 uint8, 255 x 257 int8: the largest window volumes) and just outside, constant extreme
+    planes with a changed last row (an average just off a half) and random planes."""
+    info = np.iinfo(dtype)
+    top = max(-info.min, info.max)
+    rng = np.random.default_rng(53)
+    for rows, cols in [(128, 257), (129, 257)] if dtype == np.uint8 else [(255, 257), (256, 256)]:
+        inside = rows * cols * top < (1 << 23)
+        assert inside == ((rows, cols) in [(128, 257), (255, 257)])
+        for module in _kernel_builds():
+            _use_kernels(monkeypatch, module)
+            for value, last in ((info.min, info.max), (info.max, info.min)):
+                x = np.full((1, 1, rows + 1, cols), value, dtype)
+                x[0, 0, -1] = last
+                want = np.array([value, _average_of_rows(value, last, rows)], dtype)
+                np.testing.assert_array_equal(ovpool.avg_pool(x, (rows, cols)).ravel(), want)
+            x = rng.integers(info.min, info.max, size=(1, 2, rows + 9, cols), endpoint=True)
+            got = ovpool.avg_pool(x.astype(dtype), (rows, cols))
+            sums = [[int(x[0, c, r:r + rows].sum()) for r in range(10)] for c in range(2)]
+            from reference import round_half_even
+            want = np.array([[[round_half_even(s, rows * cols) for s in row]
+                              for row in sums]], dtype).reshape(got.shape)
+            np.testing.assert_array_equal(got, want)

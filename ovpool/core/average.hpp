@@ -294,18 +294,14 @@ inline double round_even_double(double value) {
 // The same for |total| < 2^51 without an integer division (tens of cycles; a 128-bit one is a
 // library call) and without branches on the data (a sum's rounding case is as good as random,
 // so a branch on it is mispredicted half the time): total and divisor are exact as doubles
-// (`real` is the divisor), and their quotient, rounded to a double and then to an integer, is
-// within one of the exact quotient's rounding (the double is off by less than 2^51 * 2^-53).
-// The remainder, computed exactly in integers, then says whether to step by one: up when the
-// exact quotient is more than half above the estimate, or exactly half and the estimate odd;
-// down likewise. Exact, so the same result as divide_round_even_wide in every build.
-inline long long divide_round_even_small(long long total, std::int64_t divisor, double real) {
-    long long quotient = static_cast<long long>(round_even_double(static_cast<double>(total) / real));
-    long long twice = 2 * (total - quotient * divisor);
-    long long odd = quotient & 1;
-    long long up = (twice > divisor) | ((twice == divisor) & odd);
-    long long down = (twice < -divisor) | ((twice == -divisor) & odd);
-    return quotient + up - down;
+// (`real` is the divisor), and their correctly rounded quotient rounds to the same integer as
+// the exact one. (For integers |a| < 2^52 and b > 0: every half-integer below 2^52 is a
+// double, so the rounding cannot carry a / b across one, and it cannot land on one either,
+// as a / b is at least 1 / (2b) away from any it is not equal to while the rounding moves it
+// by at most |a / b| * 2^-53 < 1 / (2b). The same holds in float32, 24 bits, for |a| < 2^23
+// and b exact.) Exact, so the same result as divide_round_even_wide in every build.
+inline long long divide_round_even_small(long long total, double real) {
+    return static_cast<long long>(round_even_double(static_cast<double>(total) / real));
 }
 
 // As above for any integer accumulator; an empty window (divisor 0) gives 0. `real` is the
@@ -315,7 +311,7 @@ inline A divide_round_even(A total, std::int64_t divisor, double real) {
     if (divisor == 0) return 0;
     constexpr long long small = 1LL << 51;
     if (total > -small && total < small) {
-        return static_cast<A>(divide_round_even_small(static_cast<long long>(total), divisor, real));
+        return static_cast<A>(divide_round_even_small(static_cast<long long>(total), real));
     }
     return static_cast<A>(divide_round_even_wide(static_cast<wide_t>(total), divisor));
 }
@@ -339,19 +335,23 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
         index_t i = 0;
 #if OVPOOL_CORE_HAVE_AVX2
         // Eight at a time when the sums fit in int32 (then so do the averages, and their
-        // int8 / uint8 / int32 stores are those of the scalar rule's results).
+        // int8 / uint8 / int32 / int64 stores are those of the scalar rule's results).
         if constexpr (std::is_same<A, std::int32_t>::value) {
-            std::int32_t quotients[8];
+            if (divisors.small_sums) {
+                for (; i + 8 <= n; i += 8) {
+                    simd::store_averages8(out + i, simd::divide_round_even8_small(
+                                                       sums + i, divisors.real + i));
+                }
+            }
             for (; i + 8 <= n; i += 8) {
-                simd::divide_round_even8(sums + i, divisors.real + i, quotients);
-                for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+                simd::store_averages8(out + i, simd::divide_round_even8(sums + i, divisors.real + i));
             }
         }
         if constexpr (std::is_same<A, long long>::value) {
-            std::int32_t quotients[8];
             for (; i + 8 <= n; i += 8) {
-                if (simd::divide_round_even8(sums + i, divisors.real + i, quotients)) {
-                    for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+                __m256i quotients;
+                if (simd::divide_round_even8(sums + i, divisors.real + i, &quotients)) {
+                    simd::store_averages8(out + i, quotients);
                     continue;
                 }
                 for (index_t k = i; k < i + 8; ++k) {
@@ -366,22 +366,45 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
     }
 }
 
-// Whether every partial sum of an average over g fits in the narrow accumulator N, for inputs
-// of magnitude at most `largest`: a pass's sums cover at most the product of the longest
-// windows of the axes summed so far, so the largest window volume bounds them all.
-template <class N>
-inline bool sums_fit(const Geometry& g, long long largest) {
-    const long long limit = static_cast<long long>(std::numeric_limits<N>::max()) / largest;
+// The largest window volume of g (the product of each axis's longest window), saturated at
+// 2^62: a pass's partial sums cover at most the product of the longest windows of the axes
+// summed so far, so this bounds the inputs added into any one of them.
+inline long long window_volume(const Geometry& g) {
+    const long long cap = 1LL << 62;
     long long volume = 1;
     for (index_t a = 0; a < g.naxes; ++a) {
         AxisTable w = axis_table(g, a);
         index_t longest = 0;
         for (index_t j = 0; j < w.out_len; ++j) longest = std::max(longest, w.count[j]);
-        if (longest > limit) return false;
-        volume *= longest;  // both factors at most `limit` < 2^31: no overflow
-        if (volume > limit) return false;
+        if (longest == 0) return 0;
+        volume = volume > cap / longest ? cap : volume * longest;
     }
-    return true;
+    return volume;
+}
+
+// Whether sums of at most `volume` inputs, each of magnitude at most `bound` > 0, stay within
+// +-limit.
+inline bool sums_within(long long volume, unsigned long long bound, long long limit) {
+    return static_cast<unsigned long long>(volume) <= static_cast<unsigned long long>(limit) / bound;
+}
+
+// Whether every partial sum of an average over g fits in the narrow accumulator N, for inputs
+// of magnitude at most `largest`.
+template <class N>
+inline bool sums_fit(const Geometry& g, long long largest) {
+    return sums_within(window_volume(g), largest, std::numeric_limits<N>::max());
+}
+
+// Integer sums of at most this magnitude, over divisors below small_divisor_limit, divide
+// exactly in float32 (see Divisors::small_sums and divide_round_even_small).
+constexpr long long small_sum_limit = (1LL << 23) - 1;
+constexpr std::int64_t small_divisor_limit = 1LL << 24;
+
+// Whether all n divisors are below small_divisor_limit.
+inline bool small_divisors(const std::int64_t* count, index_t n) {
+    std::int64_t largest = 0;
+    for (index_t i = 0; i < n; ++i) largest = std::max(largest, count[i]);
+    return largest < small_divisor_limit;
 }
 
 // Average-pool `planes` consecutive planes with the passes, so small planes share one pass's

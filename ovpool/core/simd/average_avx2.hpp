@@ -1,9 +1,8 @@
 // AVX2 helpers of average pooling.
 //
 // - divide_round_even8: the rounded integer averages of eight window sums (int64 or int32) at
-//   once. The scalar rule (average.hpp's divide_round_even_small) costs a double division and
-//   a conversion per output; here four of each go in one instruction, and the rounding steps
-//   are lane masks.
+//   once: four double divisions per instruction (the scalar rule, average.hpp's
+//   divide_round_even_small, one), or eight float32 ones when the sums are small enough.
 //   The result is exact, so the same as the scalar rule's in every build.
 // - divide_to_f16x8: eight float32 averages rounded to float16 by one F16C instruction (the
 //   scalar store converts one element per instruction and keeps the loop from vectorising);
@@ -14,6 +13,7 @@
 #define OVPOOL_CORE_SIMD_AVERAGE_AVX2_HPP
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../config.hpp"
 
@@ -27,33 +27,43 @@ namespace simd {
 
 // round_half_even(total / divisor) of four integer totals |total| < 2^31 held as doubles, as
 // int32. `divisor` holds the divisors, +inf for an empty window (whose result is 0). The
-// quotient rounded to a double and then to an integer is within one of the exact quotient's
-// rounding; twice the remainder (exact: every product and difference is an integer below
-// 2^53) says whether to step up or down by one, ties going to the even neighbour. For an
-// empty window the estimate is 0 and the remainder NaN, which no comparison takes.
+// correctly rounded quotient rounds to the same integer as the exact one (see average.hpp's
+// divide_round_even_small); the conversion rounds to nearest even (the default rounding
+// mode).
 inline __m128i divide_round_even4(__m256d total, __m256d divisor) {
-    __m256d quotient = _mm256_round_pd(_mm256_div_pd(total, divisor),
-                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256d twice = _mm256_mul_pd(_mm256_sub_pd(total, _mm256_mul_pd(quotient, divisor)),
-                                  _mm256_set1_pd(2.0));
-    __m256d below = _mm256_sub_pd(_mm256_setzero_pd(), divisor);
-    __m256d half = _mm256_mul_pd(quotient, _mm256_set1_pd(0.5));
-    __m256d odd = _mm256_cmp_pd(half, _mm256_round_pd(half, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC),
-                                _CMP_NEQ_OQ);
-    __m256d up = _mm256_or_pd(_mm256_cmp_pd(twice, divisor, _CMP_GT_OQ),
-                              _mm256_and_pd(_mm256_cmp_pd(twice, divisor, _CMP_EQ_OQ), odd));
-    __m256d down = _mm256_or_pd(_mm256_cmp_pd(twice, below, _CMP_LT_OQ),
-                                _mm256_and_pd(_mm256_cmp_pd(twice, below, _CMP_EQ_OQ), odd));
-    __m256d one = _mm256_set1_pd(1.0);
-    quotient = _mm256_sub_pd(_mm256_add_pd(quotient, _mm256_and_pd(up, one)),
-                             _mm256_and_pd(down, one));
-    return _mm256_cvtpd_epi32(quotient);  // integral values: exact
+    return _mm256_cvtpd_epi32(_mm256_div_pd(total, divisor));
 }
 
-// quotients[0 .. 8) = round_half_even(sums[i] / divisor) (0 for an empty window, whose
-// `real` is +inf) when all eight sums fit in int32; otherwise false, nothing written.
-inline bool divide_round_even8(const long long* sums, const double* real,
-                               std::int32_t* quotients) {
+// The same for eight int32 sums |sum| < 2^23 over divisors below 2^24 (exact as float32):
+// the float32 quotient rounds correctly too, and eight of them take one division.
+inline __m256i divide_round_even8_small(const std::int32_t* sums, const double* real) {
+    __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
+    __m256 divisor = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(real + 4)),
+                                     _mm256_cvtpd_ps(_mm256_loadu_pd(real)));
+    return _mm256_cvtps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(t), divisor));
+}
+
+// out[0 .. 8) = the eight int32 averages q, stored as S (each in S's range).
+template <class S>
+inline void store_averages8(S* out, __m256i q) {
+    if constexpr (sizeof(S) == 1) {
+        __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        __m128i bytes = std::is_signed<S>::value ? _mm_packs_epi16(words, words)
+                                                 : _mm_packus_epi16(words, words);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+    } else if constexpr (sizeof(S) == 4) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), q);
+    } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                            _mm256_cvtepi32_epi64(_mm256_castsi256_si128(q)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4),
+                            _mm256_cvtepi32_epi64(_mm256_extracti128_si256(q, 1)));
+    }
+}
+
+// *quotients = round_half_even(sums[i] / divisor) for i < 8 (0 for an empty window, whose
+// `real` is +inf), as int32, when all eight sums fit in int32; otherwise false.
+inline bool divide_round_even8(const long long* sums, const double* real, __m256i* quotients) {
     __m256i t0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
     __m256i t1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + 4));
     // The low 32 bits of each sum, sign-extended back: equal to the sum when it fits.
@@ -65,19 +75,18 @@ inline bool divide_round_even8(const long long* sums, const double* real,
     if (_mm256_movemask_epi8(fits) != -1) return false;
     __m128i q0 = divide_round_even4(_mm256_cvtepi32_pd(l0), _mm256_loadu_pd(real));
     __m128i q1 = divide_round_even4(_mm256_cvtepi32_pd(l1), _mm256_loadu_pd(real + 4));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(quotients), _mm256_set_m128i(q1, q0));
+    *quotients = _mm256_set_m128i(q1, q0);
     return true;
 }
 
 // The same for eight int32 sums (always in range).
-inline void divide_round_even8(const std::int32_t* sums, const double* real,
-                               std::int32_t* quotients) {
+inline __m256i divide_round_even8(const std::int32_t* sums, const double* real) {
     __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
     __m128i q0 = divide_round_even4(_mm256_cvtepi32_pd(_mm256_castsi256_si128(t)),
                                     _mm256_loadu_pd(real));
     __m128i q1 = divide_round_even4(_mm256_cvtepi32_pd(_mm256_extracti128_si256(t, 1)),
                                     _mm256_loadu_pd(real + 4));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(quotients), _mm256_set_m128i(q1, q0));
+    return _mm256_set_m128i(q1, q0);
 }
 
 // out[0 .. 8) = float16(sums[i] / float(real[i])), rounded to nearest even.
