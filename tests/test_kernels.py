@@ -519,3 +519,57 @@ def test_byte_averages_divide_in_float32_up_to_sums_of_2_23(monkeypatch, dtype):
             want = np.array([[[round_half_even(s, rows * cols) for s in row]
                               for row in sums]], dtype).reshape(got.shape)
             np.testing.assert_array_equal(got, want)
+
+
+_SHORT_ROW_DTYPES = [np.float32, np.float16, "bfloat16", np.float64, np.int8, np.uint8,
+                     np.int32, np.int64]
+
+
+# Windows over the outer axis of planes whose inner rows are short (summed a window at a time
+# in registers): full, clipped, dilated and strided.
+_SHORT_ROW_CALLS = [dict(kernel=(3, 1), strides=1, pads_begin=(1, 0), pads_end=(1, 0),
+                         exclude_pad=False),
+                    dict(kernel=(4, 2), strides=(2, 1), pads_begin=(2, 0), pads_end=(1, 1),
+                         dilations=(2, 1), rounding_type="ceil"),
+                    dict(kernel=(6, 1), strides=1, auto_pad="same_lower")]
+
+
+def _short_row_averages(x):
+    return [ovpool.avg_pool(x, **call) for call in _SHORT_ROW_CALLS]
+
+
+@pytest.mark.parametrize("width", [3, 4, 5, 7, 8, 9, 13, 15])
+@pytest.mark.parametrize("dtype", _SHORT_ROW_DTYPES)
+def test_short_rows_match_the_oracle(dtype, width):
+    """Rows of fewer than 16 elements (chunks of eight or four, overlapping at the end, or
+    element by element below four): exact small-integer sums against the oracle."""
+    import ml_dtypes
+    from reference import ref_avg_pool
+
+    dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    rng = np.random.default_rng(59)
+    low = 0 if dtype == np.uint8 else -40
+    x = rng.integers(low, 41, size=(2, 5, 7, width)).astype(dtype)
+    for got, call in zip(_short_row_averages(x), _SHORT_ROW_CALLS):
+        np.testing.assert_array_equal(got, ref_avg_pool(x, **call), err_msg=str(call))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_short_rows_keep_the_baseline_bits(monkeypatch):
+    """The AVX2 short-row sums add each lane's taps in the scalar order: signed zeros,
+    infinities, NaNs (of one payload: which of two payloads survives an addition is the
+    documented exception) and rounding come out bit for bit, for every float type."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(61)
+    cases = []
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64):
+        for width in (5, 8, 9, 13):
+            x = rng.standard_normal((2, 40, 9, width)).astype(np.float32) * 1e3
+            x[rng.random(x.shape) < 0.2] = -0.0
+            x[rng.random(x.shape) < 0.02] = np.inf
+            x[rng.random(x.shape) < 0.02] = -np.inf
+            x[rng.random(x.shape) < 0.02] = np.nan
+            cases.append(x.astype(dtype))
+    _assert_builds_agree_bitwise(monkeypatch,
+                                 lambda: [r for x in cases for r in _short_row_averages(x)])

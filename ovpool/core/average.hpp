@@ -121,21 +121,72 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
     for (; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
 }
 
+// dst[i] = 0 + src[i] + src[gap + i] + ... (`rows` runs of n elements), i < n, element by
+// element: the sums of sum_rows, for runs of a few elements.
+template <class Src, class A>
+inline void sum_rows_scalar(A* dst, const Src* src, index_t gap, index_t rows, index_t n) {
+    for (index_t i = 0; i < n; ++i) {
+        A total = 0;
+        for (index_t t = 0; t < rows; ++t) total = total + load<A>(src[t * gap + i]);
+        dst[i] = total;
+    }
+}
+
+// d[k] = 0 + s[k] + s[gap + k] + ... (`rows` runs), k < W: the sums of sum_rows, in the
+// order of sum_rows, held in registers for the whole window (W lanes, one or two vectors).
+template <index_t W, class Src, class A>
+inline void sum_rows_chunk(A* d, const Src* s, index_t gap, index_t rows) {
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (W == 8 && simd::has_sum_rows8<Src, A>) {
+        simd::sum_rows8(d, s, gap, rows);
+        return;
+    }
+#endif
+    A acc[W];
+    for (index_t k = 0; k < W; ++k) acc[k] = 0;
+    for (index_t t = 0; t < rows; ++t) {
+        const Src* r = s + t * gap;
+        for (index_t k = 0; k < W; ++k) acc[k] = acc[k] + load<A>(r[k]);
+    }
+    for (index_t k = 0; k < W; ++k) d[k] = acc[k];
+}
+
+// sum_rows for short runs (n elements, n < 16), a window at a time in registers: whole
+// chunks of eight (or four), the last one overlapping the one before when n is not a
+// multiple (it rewrites the same sums), so that no element is summed on its own.
+template <class Src, class A>
+inline void sum_short_rows(A* d, const Src* s, index_t gap, index_t rows, index_t n) {
+    if (n >= 8) {
+        index_t i = 0;
+        for (; i + 8 <= n; i += 8) sum_rows_chunk<8>(d + i, s + i, gap, rows);
+        if (i < n) sum_rows_chunk<8>(d + n - 8, s + n - 8, gap, rows);
+        return;
+    }
+    if (n >= 4) {
+        sum_rows_chunk<4>(d, s, gap, rows);
+        if (n > 4) sum_rows_chunk<4>(d + n - 4, s + n - 4, gap, rows);
+        return;
+    }
+    sum_rows_scalar(d, s, gap, rows, n);
+}
+
 // One window of every row: dst[o * dst_step + i] = 0 + src[o * src_step + i] +
 // src[o * src_step + gap + i] + ... (`rows` runs of n elements `gap` apart), for o < outer.
 // The same sums, in the same order, as sum_rows row by row (and as sum_windows for windows of
-// fewer than 16 taps or integer sums), without a call and loop set-up per row: for the edge
-// windows of small planes, where n is a few elements.
+// fewer than 16 taps or integer sums), without a call and loop set-up per row for runs of a
+// few elements: for the edge windows of small planes.
 template <class Src, class A>
 inline void sum_window_rows(A* dst, index_t dst_step, const Src* src, index_t src_step,
                             index_t gap, index_t rows, index_t n, index_t outer) {
     for (index_t o = 0; o < outer; ++o) {
         A* d = dst + o * dst_step;
         const Src* s = src + o * src_step;
-        for (index_t i = 0; i < n; ++i) {
-            A total = 0;
-            for (index_t t = 0; t < rows; ++t) total = total + load<A>(s[t * gap + i]);
-            d[i] = total;
+        if (n >= 16) {
+            sum_rows(d, s, gap, rows, n);
+        } else if (n >= 4) {
+            sum_short_rows(d, s, gap, rows, n);
+        } else {
+            sum_rows_scalar(d, s, gap, rows, n);
         }
     }
 }
@@ -247,6 +298,19 @@ void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t p
         }
         return;
     }
+    if (inner < 16) {
+        // Short rows (small planes): every window of every row a run at a time, summed in
+        // registers (sum_short_rows), rather than loops of a few elements.
+        for (index_t o = 0; o < outer; ++o) {
+            A* d = dst + o * w.out_len * inner;
+            const Src* x = src + o * w.length * inner;
+            for (index_t j = 0; j < w.out_len; ++j) {
+                sum_short_rows(d + j * inner, x + w.begin[j] * inner, w.dil * inner, w.count[j],
+                               inner);
+            }
+        }
+        return;
+    }
     if (w.step == 1) {
         lo = w.lo;
         hi = w.hi;
@@ -257,19 +321,12 @@ void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t p
                      src + (o * w.length + w.begin[lo]) * inner, w.dil * inner, w.taps,
                      (hi - lo) * inner);
         }
-        if (inner < 16) continue;  // short rows: window by window below
         for (index_t j = 0; j < w.out_len; ++j) {
             if (lo <= j && j < hi) continue;
             sum_rows(dst + (o * w.out_len + j) * inner,
                      src + (o * w.length + w.begin[j]) * inner, w.dil * inner, w.count[j],
                      inner);
         }
-    }
-    if (inner >= 16) return;
-    for (index_t j = 0; j < w.out_len; ++j) {
-        if (lo <= j && j < hi) continue;
-        sum_window_rows(dst + j * inner, w.out_len * inner, src + w.begin[j] * inner,
-                        w.length * inner, w.dil * inner, w.count[j], inner, outer);
     }
 }
 

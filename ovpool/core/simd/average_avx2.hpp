@@ -4,6 +4,11 @@
 //   once: four double divisions per instruction (the scalar rule, average.hpp's
 //   divide_round_even_small, one), or eight float32 ones when the sums are small enough.
 //   The result is exact, so the same as the scalar rule's in every build.
+// - sum_rows8: d[k] = 0 + s[k] + s[gap + k] + ... over `rows` runs, k < 8, for average.hpp's
+//   sum_rows_chunk (short rows), in one or two vector accumulators, widening each input type
+//   as it loads (the compiler's own vectorisation of the scalar chunk falls back to
+//   lane-by-lane extracts for the widening loads). Each lane adds its taps in the scalar
+//   order, so the sums are the same bits.
 // - divide_to_f16x8: eight float32 averages rounded to float16 by one F16C instruction (the
 //   scalar store converts one element per instruction and keeps the loop from vectorising);
 //   the same rounding, so the same bits.
@@ -16,6 +21,7 @@
 #include <type_traits>
 
 #include "../config.hpp"
+#include "../types.hpp"
 
 #if OVPOOL_CORE_HAVE_AVX2
 #include <immintrin.h>
@@ -96,6 +102,89 @@ inline void divide_to_f16x8(const float* sums, const double* real, std::uint16_t
     __m256 average = _mm256_div_ps(_mm256_loadu_ps(sums), divisor);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
                      _mm256_cvtps_ph(average, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// Eight inputs as int32 lanes (64-bit inputs: their low halves, for values that fit).
+template <class Src>
+inline __m256i load8_i32(const Src* p) {
+    static_assert(std::is_integral<Src>::value, "integer inputs");
+    if constexpr (sizeof(Src) == 1) {
+        __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+        return std::is_signed<Src>::value ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes);
+    } else if constexpr (sizeof(Src) == 4) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    } else {
+        const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        __m256i a = _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), low_halves);
+        __m256i b = _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4)), low_halves);
+        return _mm256_inserti128_si256(a, _mm256_castsi256_si128(b), 1);
+    }
+}
+
+// Eight inputs as float32 lanes.
+inline __m256 load8_f32(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8_f32(const f16* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256 load8_f32(const bf16* p) {
+    __m256i words = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(words, 16));
+}
+
+// Four inputs as int64 lanes.
+template <class Src>
+inline __m256i load4_i64(const Src* p) {
+    static_assert(std::is_integral<Src>::value, "integer inputs");
+    if constexpr (sizeof(Src) == 4) {
+        return _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    } else {
+        static_assert(sizeof(Src) == 8, "32- or 64-bit inputs");
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    }
+}
+
+// Whether sum_rows8<Src, A> exists.
+template <class Src, class A>
+constexpr bool has_sum_rows8 =
+    (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
+     (sizeof(Src) == 1 || sizeof(Src) == 4 || sizeof(Src) == 8)) ||
+    (std::is_same<A, float>::value &&
+     (std::is_same<Src, float>::value || std::is_same<Src, f16>::value ||
+      std::is_same<Src, bf16>::value)) ||
+    (std::is_same<A, long long>::value && std::is_integral<Src>::value &&
+     (sizeof(Src) == 4 || sizeof(Src) == 8)) ||
+    (std::is_same<A, double>::value && std::is_same<Src, double>::value);
+
+template <class Src, class A>
+inline void sum_rows8(A* d, const Src* s, index_t gap, index_t rows) {
+    if constexpr (std::is_same<A, std::int32_t>::value) {
+        __m256i total = _mm256_setzero_si256();
+        for (index_t t = 0; t < rows; ++t) total = _mm256_add_epi32(total, load8_i32(s + t * gap));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), total);
+    } else if constexpr (std::is_same<A, float>::value) {
+        __m256 total = _mm256_setzero_ps();
+        for (index_t t = 0; t < rows; ++t) total = _mm256_add_ps(total, load8_f32(s + t * gap));
+        _mm256_storeu_ps(d, total);
+    } else if constexpr (std::is_same<A, long long>::value) {
+        __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+        for (index_t t = 0; t < rows; ++t) {
+            lo = _mm256_add_epi64(lo, load4_i64(s + t * gap));
+            hi = _mm256_add_epi64(hi, load4_i64(s + t * gap + 4));
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), lo);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 4), hi);
+    } else {
+        static_assert(std::is_same<A, double>::value, "see has_sum_rows8");
+        __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+        for (index_t t = 0; t < rows; ++t) {
+            lo = _mm256_add_pd(lo, _mm256_loadu_pd(s + t * gap));
+            hi = _mm256_add_pd(hi, _mm256_loadu_pd(s + t * gap + 4));
+        }
+        _mm256_storeu_pd(d, lo);
+        _mm256_storeu_pd(d + 4, hi);
+    }
 }
 
 }  // namespace simd
