@@ -521,6 +521,17 @@ def test_byte_averages_divide_in_float32_up_to_sums_of_2_23(monkeypatch, dtype):
             np.testing.assert_array_equal(got, want)
 
 
+def _special_values(x, rng, nans):
+    """x (float32) with -0 and infinities, and NaNs (nans) or infinities of both signs
+    (whose sums are the default NaN): one NaN payload per array, as which of two payloads
+    survives an addition is the documented exception to bit-identical builds."""
+    x = x.astype(np.float32)
+    x[rng.random(x.shape) < 0.2] = -0.0
+    x[rng.random(x.shape) < 0.03] = np.inf
+    x[rng.random(x.shape) < 0.03] = np.nan if nans else -np.inf
+    return x
+
+
 _SHORT_ROW_DTYPES = [np.float32, np.float16, "bfloat16", np.float64, np.int8, np.uint8,
                      np.int32, np.int64]
 
@@ -557,19 +568,58 @@ def test_short_rows_match_the_oracle(dtype, width):
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
 def test_short_rows_keep_the_baseline_bits(monkeypatch):
     """The AVX2 short-row sums add each lane's taps in the scalar order: signed zeros,
-    infinities, NaNs (of one payload: which of two payloads survives an addition is the
-    documented exception) and rounding come out bit for bit, for every float type."""
+    infinities, NaNs and rounding come out bit for bit, for every float type."""
     import ml_dtypes
 
     rng = np.random.default_rng(61)
     cases = []
     for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64):
         for width in (5, 8, 9, 13):
-            x = rng.standard_normal((2, 40, 9, width)).astype(np.float32) * 1e3
-            x[rng.random(x.shape) < 0.2] = -0.0
-            x[rng.random(x.shape) < 0.02] = np.inf
-            x[rng.random(x.shape) < 0.02] = -np.inf
-            x[rng.random(x.shape) < 0.02] = np.nan
-            cases.append(x.astype(dtype))
+            for nans in (False, True):
+                x = _special_values(rng.standard_normal((2, 40, 9, width)) * 1e3, rng, nans)
+                cases.append(x.astype(dtype))
     _assert_builds_agree_bitwise(monkeypatch,
                                  lambda: [r for x in cases for r in _short_row_averages(x)])
+
+
+# Strides 3 and 4 along the last axis with three or more taps (summed from the window sums at
+# every position): short rows grouped into one run, and rows longer than the run's buffer
+# (2048 positions), in pieces.
+_STRIDED_ROW_CALLS = [dict(kernel=3, strides=3, pads_begin=1, pads_end=1),
+                      dict(kernel=4, strides=4, pads_begin=2, pads_end=1, dilations=2,
+                           rounding_type="ceil", exclude_pad=False),
+                      dict(kernel=5, strides=3, pads_begin=0, pads_end=0, dilations=3)]
+
+
+@pytest.mark.parametrize("width", [61, 2900, 8300])
+@pytest.mark.parametrize("dtype", _SHORT_ROW_DTYPES)
+def test_strided_rows_match_the_oracle(dtype, width):
+    """Strided windows along the last axis (see _STRIDED_ROW_CALLS): exact small-integer
+    sums against the oracle, in every type."""
+    import ml_dtypes
+    from reference import ref_avg_pool
+
+    dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    rng = np.random.default_rng(67)
+    low = 0 if dtype == np.uint8 else -40
+    x = rng.integers(low, 41, size=(1, 3 if width > 100 else 70, width)).astype(dtype)
+    for call in _STRIDED_ROW_CALLS:
+        np.testing.assert_array_equal(ovpool.avg_pool(x, **call), ref_avg_pool(x, **call),
+                                      err_msg=str(call))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_strided_rows_keep_the_baseline_bits(monkeypatch):
+    """Strided rows in both builds: the same bits for signed zeros, infinities, NaNs and
+    rounding, every float type."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(71)
+    cases = []
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64):
+        for shape in ((1, 70, 61), (1, 2, 8300)):
+            for nans in (False, True):
+                x = _special_values(rng.standard_normal(shape) * 1e3, rng, nans)
+                cases.append(x.astype(dtype))
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.avg_pool(x, **call) for x in cases for call in _STRIDED_ROW_CALLS])

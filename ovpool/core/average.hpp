@@ -191,6 +191,43 @@ inline void sum_window_rows(A* dst, index_t dst_step, const Src* src, index_t sr
     }
 }
 
+// The full windows [lo, hi) of `outer` rows along their contiguous axis, for strides above
+// one: the window sums starting at every position, 0 + x[i] + x[i + dil] + ... (one long
+// vectorised sum_rows over a run of rows, as far as a stack buffer holds), then every
+// step-th of them. The same additions in the same order as window by window.
+template <class Src, class A>
+void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
+    constexpr index_t room = 2048;
+    A dense[room];
+    index_t n = w.hi - w.lo;
+    index_t reach = w.step * (n - 1) + 1;  // positions one row's full windows start at
+    if (reach > room) {
+        // Long rows: pieces of `each` windows.
+        index_t each = (room - 1) / w.step + 1;
+        for (index_t o = 0; o < outer; ++o) {
+            const Src* row = src + o * w.length + w.begin[w.lo];
+            A* out = dst + o * w.out_len + w.lo;
+            for (index_t j0 = 0; j0 < n; j0 += each) {
+                index_t m = std::min(each, n - j0);
+                sum_rows(dense, row + j0 * w.step, w.dil, w.taps, w.step * (m - 1) + 1);
+                for (index_t j = 0; j < m; ++j) out[j0 + j] = dense[j * w.step];
+            }
+        }
+        return;
+    }
+    index_t group = (room - reach) / w.length + 1;  // rows whose positions fit in `dense`
+    for (index_t o0 = 0; o0 < outer; o0 += group) {
+        index_t rows = std::min(group, outer - o0);
+        sum_rows(dense, src + o0 * w.length + w.begin[w.lo], w.dil, w.taps,
+                 (rows - 1) * w.length + reach);
+        for (index_t r = 0; r < rows; ++r) {
+            A* out = dst + (o0 + r) * w.out_len + w.lo;
+            const A* sums = dense + r * w.length;
+            for (index_t j = 0; j < n; ++j) out[j] = sums[j * w.step];
+        }
+    }
+}
+
 // sum_pass for the last axis, where windows run along contiguous memory. Full windows are
 // summed tap by tap across all outputs, so the loop over outputs vectorises (specialised for
 // the common strides 1 and 2).
@@ -242,6 +279,9 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         }
         return;
     }
+    // Strided full windows from dense sums (see sum_strided_windows): up to four times the
+    // additions, but in vectors, rather than one strided element at a time.
+    bool dense = w.step > 2 && w.step <= 4 && w.taps > 2 && !std::is_same<A, wide_t>::value;
     for (index_t o = 0; o < outer; ++o) {
         const Src* row = src + o * w.length;
         A* out = dst + o * w.out_len;
@@ -256,16 +296,14 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
             sum_rows(out + w.lo, row + w.begin[w.lo], w.dil, w.taps, w.hi - w.lo);
             continue;
         }
+        if (dense) continue;  // the full windows: below
         for (index_t j = w.lo; j < w.hi; ++j) out[j] = 0;
         for (index_t t = 0; t < w.taps; ++t) {
             const Src* tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step;
-            if (w.step == 2) {
-                for (index_t j = w.lo; j < w.hi; ++j) out[j] = out[j] + load<A>(tap[2 * j]);
-            } else {
-                for (index_t j = w.lo; j < w.hi; ++j) out[j] = out[j] + load<A>(tap[w.step * j]);
-            }
+            for (index_t j = w.lo; j < w.hi; ++j) out[j] = out[j] + load<A>(tap[w.step * j]);
         }
     }
+    if (dense) sum_strided_windows(src, dst, w, outer);
 }
 
 // One separable sum pass over `axis`, for `planes` consecutive planes at once (a pass over
