@@ -141,6 +141,10 @@ inline void sum_rows_chunk(A* d, const Src* s, index_t gap, index_t rows) {
         simd::sum_rows8(d, s, gap, rows);
         return;
     }
+    if constexpr (W == 4 && simd::has_sum_rows8<Src, A>) {
+        simd::sum_rows4(d, s, gap, rows);
+        return;
+    }
 #endif
     A acc[W];
     for (index_t k = 0; k < W; ++k) acc[k] = 0;

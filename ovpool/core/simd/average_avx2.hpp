@@ -4,11 +4,11 @@
 //   once: four double divisions per instruction (the scalar rule, average.hpp's
 //   divide_round_even_small, one), or eight float32 ones when the sums are small enough.
 //   The result is exact, so the same as the scalar rule's in every build.
-// - sum_rows8: d[k] = 0 + s[k] + s[gap + k] + ... over `rows` runs, k < 8, for average.hpp's
-//   sum_rows_chunk (short rows), in one or two vector accumulators, widening each input type
-//   as it loads (the compiler's own vectorisation of the scalar chunk falls back to
-//   lane-by-lane extracts for the widening loads). Each lane adds its taps in the scalar
-//   order, so the sums are the same bits.
+// - sum_rows8 / sum_rows4: d[k] = 0 + s[k] + s[gap + k] + ... over `rows` runs, k < 8 (4),
+//   for average.hpp's sum_rows_chunk (short rows), in one or two vector accumulators,
+//   widening each input type as it loads (the compiler's own vectorisation of the scalar
+//   chunk falls back to lane-by-lane extracts for the widening loads). Each lane adds its
+//   taps in the scalar order, so the sums are the same bits.
 // - divide_to_f16x8: eight float32 averages rounded to float16 by one F16C instruction (the
 //   scalar store converts one element per instruction and keeps the loop from vectorising);
 //   the same rounding, so the same bits.
@@ -18,6 +18,7 @@
 #define OVPOOL_CORE_SIMD_AVERAGE_AVX2_HPP
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "../config.hpp"
@@ -145,7 +146,35 @@ inline __m256i load4_i64(const Src* p) {
     }
 }
 
-// Whether sum_rows8<Src, A> exists.
+// Four inputs as int32 lanes (64-bit inputs: their low halves).
+template <class Src>
+inline __m128i load4_i32(const Src* p) {
+    static_assert(std::is_integral<Src>::value, "integer inputs");
+    if constexpr (sizeof(Src) == 1) {
+        std::int32_t word;
+        std::memcpy(&word, p, 4);
+        __m128i bytes = _mm_cvtsi32_si128(word);
+        return std::is_signed<Src>::value ? _mm_cvtepi8_epi32(bytes) : _mm_cvtepu8_epi32(bytes);
+    } else if constexpr (sizeof(Src) == 4) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    } else {
+        return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+            _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+    }
+}
+
+// Four inputs as float32 lanes.
+inline __m128 load4_f32(const float* p) { return _mm_loadu_ps(p); }
+inline __m128 load4_f32(const f16* p) {
+    return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m128 load4_f32(const bf16* p) {
+    __m128i words = _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    return _mm_castsi128_ps(_mm_slli_epi32(words, 16));
+}
+
+// Whether sum_rows8<Src, A> and sum_rows4<Src, A> exist.
 template <class Src, class A>
 constexpr bool has_sum_rows8 =
     (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
@@ -184,6 +213,29 @@ inline void sum_rows8(A* d, const Src* s, index_t gap, index_t rows) {
         }
         _mm256_storeu_pd(d, lo);
         _mm256_storeu_pd(d + 4, hi);
+    }
+}
+
+// The same for k < 4.
+template <class Src, class A>
+inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
+    if constexpr (std::is_same<A, std::int32_t>::value) {
+        __m128i total = _mm_setzero_si128();
+        for (index_t t = 0; t < rows; ++t) total = _mm_add_epi32(total, load4_i32(s + t * gap));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), total);
+    } else if constexpr (std::is_same<A, float>::value) {
+        __m128 total = _mm_setzero_ps();
+        for (index_t t = 0; t < rows; ++t) total = _mm_add_ps(total, load4_f32(s + t * gap));
+        _mm_storeu_ps(d, total);
+    } else if constexpr (std::is_same<A, long long>::value) {
+        __m256i total = _mm256_setzero_si256();
+        for (index_t t = 0; t < rows; ++t) total = _mm256_add_epi64(total, load4_i64(s + t * gap));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), total);
+    } else {
+        static_assert(std::is_same<A, double>::value, "see has_sum_rows8");
+        __m256d total = _mm256_setzero_pd();
+        for (index_t t = 0; t < rows; ++t) total = _mm256_add_pd(total, _mm256_loadu_pd(s + t * gap));
+        _mm256_storeu_pd(d, total);
     }
 }
 
