@@ -89,36 +89,48 @@ inline void accumulate_row(A* acc, const Src* row, index_t n) {
     }
 }
 
+// dst[i] = (Add ? dst[i] : 0) + r[i] + r[gap + i] + ... over M runs (r = first), in that
+// order, in one sweep over dst.
+template <int M, bool Add, class Src, class A>
+inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t n) {
+    const Src* r0 = first;
+    const Src* r1 = first + (M > 1 ? gap : 0);
+    const Src* r2 = first + (M > 2 ? 2 * gap : 0);
+    const Src* r3 = first + (M > 3 ? 3 * gap : 0);
+    for (index_t i = 0; i < n; ++i) {
+        A total = Add ? dst[i] : A(0);
+        total = total + load<A>(r0[i]);
+        if (M > 1) total = total + load<A>(r1[i]);
+        if (M > 2) total = total + load<A>(r2[i]);
+        if (M > 3) total = total + load<A>(r3[i]);
+        dst[i] = total;
+    }
+}
+
+template <bool Add, class Src, class A>
+inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t rows, index_t n) {
+    switch (rows) {
+        case 1: sweep_rows<1, Add>(dst, first, gap, n); break;
+        case 2: sweep_rows<2, Add>(dst, first, gap, n); break;
+        case 3: sweep_rows<3, Add>(dst, first, gap, n); break;
+        default: sweep_rows<4, Add>(dst, first, gap, n); break;
+    }
+}
+
 // dst[i] = 0 + first[i] + first[gap + i] + ... (`rows` runs of n elements `gap` apart), added
-// in that order: the same sums as zeroing dst and adding run by run. Up to three runs go in
-// one sweep, so dst is written once for windows of up to three taps; 16-bit float runs go
-// run by run instead (float16 through the F16C row converter).
+// in that order: the same sums as zeroing dst and adding run by run. Up to four runs go in
+// each sweep over dst, so dst is written once for windows of up to four taps; 16-bit float
+// runs go run by run instead (float16 through the F16C row converter).
 template <class Src, class A>
 inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_t n) {
-    index_t t = 0;
-    const Src* r1 = first + gap;
-    const Src* r2 = first + 2 * gap;
-    if (is_half<Src>::value || rows < 2) {
+    if (is_half<Src>::value || rows < 1) {
         for (index_t i = 0; i < n; ++i) dst[i] = 0;
-    } else if (rows == 2) {
-        for (index_t i = 0; i < n; ++i) {
-            A total = 0;
-            total = total + load<A>(first[i]);
-            total = total + load<A>(r1[i]);
-            dst[i] = total;
-        }
-        t = 2;
-    } else {
-        for (index_t i = 0; i < n; ++i) {
-            A total = 0;
-            total = total + load<A>(first[i]);
-            total = total + load<A>(r1[i]);
-            total = total + load<A>(r2[i]);
-            dst[i] = total;
-        }
-        t = 3;
+        for (index_t t = 0; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
+        return;
     }
-    for (; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
+    index_t t = std::min<index_t>(rows, 4);
+    sweep_rows<false>(dst, first, gap, t, n);
+    for (; t < rows; t += 4) sweep_rows<true>(dst, first + t * gap, gap, std::min<index_t>(rows - t, 4), n);
 }
 
 // dst[i] = 0 + src[i] + src[gap + i] + ... (`rows` runs of n elements), i < n, element by
