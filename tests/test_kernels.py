@@ -623,3 +623,23 @@ def test_strided_rows_keep_the_baseline_bits(monkeypatch):
                 cases.append(x.astype(dtype))
     _assert_builds_agree_bitwise(monkeypatch, lambda: [
         ovpool.avg_pool(x, **call) for x in cases for call in _STRIDED_ROW_CALLS])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int8, np.int64])
+def test_one_tap_axes_are_skipped_with_the_same_results(dtype):
+    """Axes whose windows are one input each (kernel 1, stride 1, no padding) are not summed
+    unless every axis is such: the averages are those of the oracle, and -0 inputs still come
+    out +0 (each value is added to +0 by another pass, or by the last axis's)."""
+    from reference import ref_avg_pool
+
+    rng = np.random.default_rng(73)
+    x = rng.integers(-9, 10, size=(2, 3, 5, 6, 7)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[:, :, :2] = -0.0
+    for kernel, pads in [((1, 1, 1), (0, 0, 0)), ((1, 3, 1), (0, 1, 0)),
+                         ((3, 1, 1), (1, 0, 0)), ((1, 1, 2), (0, 0, 1)), ((1, 1, 1), (0, 1, 0))]:
+        got = ovpool.avg_pool(x, kernel, 1, pads, pads, exclude_pad=False)
+        want = ref_avg_pool(x, kernel, 1, pads, pads, exclude_pad=False)
+        np.testing.assert_array_equal(got, want, err_msg=str(kernel))
+        if np.dtype(dtype).kind == "f":
+            assert not np.signbit(got[got == 0]).any(), kernel

@@ -518,18 +518,37 @@ inline bool small_divisors(const std::int64_t* count, index_t n) {
     return largest < small_divisor_limit;
 }
 
+// Whether every window of `axis` is the one input at its own position.
+inline bool identity_axis(const Geometry& g, index_t axis) {
+    AxisTable w = axis_table(g, axis);
+    if (w.out_len != w.length) return false;
+    for (index_t j = 0; j < w.out_len; ++j) {
+        if (w.begin[j] != j || w.count[j] != 1) return false;
+    }
+    return true;
+}
+
 // Average-pool `planes` consecutive planes with the passes, so small planes share one pass's
 // set-up. `scratch` holds two buffers of planes * Geometry::scratch elements (one for a
 // single axis). `divisors` cover `divided` outputs: 1 plane's, or all of them (repeated).
 template <class S, class A>
 void avg_planes(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
                 index_t planes, index_t divided) {
-    A* dst = scratch;
-    sum_pass(x, dst, g, 0, planes);
-    for (index_t a = 1; a < g.naxes; ++a) {
-        const A* src = dst;
-        dst = scratch + (a % 2) * planes * g.scratch;
-        sum_pass(src, dst, g, a, planes);
+    // Axes whose windows are each one input (kernel 1, stride 1, no padding) are skipped
+    // unless every axis is: their pass would only add each value to +0, which the other
+    // passes do anyway (so not even a -0 survives).
+    A* dst = nullptr;
+    index_t passes = 0;
+    for (index_t a = 0; a < g.naxes; ++a) {
+        if (identity_axis(g, a) && (passes > 0 || a + 1 < g.naxes)) continue;
+        A* target = scratch + (passes % 2) * planes * g.scratch;
+        if (passes == 0) {
+            sum_pass(x, target, g, a, planes);
+        } else {
+            sum_pass(static_cast<const A*>(dst), target, g, a, planes);
+        }
+        dst = target;
+        ++passes;
     }
     index_t total = planes * g.out_plane;
     for (index_t at = 0; at < total; at += divided) {
