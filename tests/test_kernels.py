@@ -643,3 +643,50 @@ def test_one_tap_axes_are_skipped_with_the_same_results(dtype):
         np.testing.assert_array_equal(got, want, err_msg=str(kernel))
         if np.dtype(dtype).kind == "f":
             assert not np.signbit(got[got == 0]).any(), kernel
+
+
+# Windows along a last axis of at most eight elements with at most eight outputs (eight rows
+# at a time through a transpose in the AVX2 build), from 1-D rows and after an outer pass.
+_NARROW_ROW_CALLS = [dict(kernel=3, strides=1, pads_begin=1, pads_end=1, exclude_pad=False),
+                     dict(kernel=2, strides=2, pads_begin=0, pads_end=1, rounding_type="ceil"),
+                     dict(kernel=4, strides=1, pads_begin=2, pads_end=3, dilations=2),
+                     dict(kernel=(2, 3), strides=(1, 2), pads_begin=(0, 1), pads_end=(1, 1))]
+
+
+def _narrow_row_averages(x):
+    calls = _NARROW_ROW_CALLS if x.ndim == 4 else _NARROW_ROW_CALLS[:3]
+    return [ovpool.avg_pool(x, **call) for call in calls]
+
+
+@pytest.mark.parametrize("width", [2, 3, 5, 8])
+@pytest.mark.parametrize("dtype", _SHORT_ROW_DTYPES)
+def test_narrow_rows_match_the_oracle(dtype, width):
+    """Last axes of at most eight elements, over row counts that leave a tail of rows:
+    exact small-integer sums against the oracle."""
+    import ml_dtypes
+    from reference import ref_avg_pool
+
+    dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    rng = np.random.default_rng(79)
+    low = 0 if dtype == np.uint8 else -40
+    for shape in ((1, 37, width), (2, 7, 3, width)):
+        x = rng.integers(low, 41, size=shape).astype(dtype)
+        for got, call in zip(_narrow_row_averages(x), _NARROW_ROW_CALLS):
+            np.testing.assert_array_equal(got, ref_avg_pool(x, **call), err_msg=str(call))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_narrow_rows_keep_the_baseline_bits(monkeypatch):
+    """Narrow last axes in both builds: the same bits for signed zeros, infinities, NaNs and
+    rounding, every float type."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(83)
+    cases = []
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
+        for shape in ((1, 45, 6), (3, 5, 4, 8), (2, 9, 7, 3)):
+            for nans in (False, True):
+                x = _special_values(rng.standard_normal(shape) * 1e3, rng, nans)
+                cases.append(x.astype(dtype))
+    _assert_builds_agree_bitwise(monkeypatch,
+                                 lambda: [r for x in cases for r in _narrow_row_averages(x)])

@@ -289,9 +289,22 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         // the same order as sum_windows sums them (see sum_window_rows). (Longer rows are
         // faster row by row, below: their writes stay sequential; so are rows with a float
         // window of 16 or more taps, which sum_windows sums in partial sums, row by row.)
+        index_t o = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (simd::has_last_axis_rows8<Src, A>) {
+            // Rows of at most eight elements: eight rows at a time, transposed (reading
+            // eight elements from each row's start, which must stay within the rows).
+            if (w.length <= 8 && w.out_len <= 8) {
+                for (; o + 8 <= outer && (o + 7) * w.length + 8 <= outer * w.length; o += 8) {
+                    simd::last_axis_rows8(src + o * w.length, dst + o * w.out_len, w.length,
+                                          w.out_len, w.begin, w.count, w.dil);
+                }
+            }
+        }
+#endif
         for (index_t j = 0; j < w.out_len; ++j) {
-            sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil, w.count[j],
-                            1, outer);
+            sum_window_rows(dst + o * w.out_len + j, w.out_len, src + o * w.length + w.begin[j],
+                            w.length, w.dil, w.count[j], 1, outer - o);
         }
         return;
     }

@@ -9,6 +9,9 @@
 //   widening each input type as it loads (the compiler's own vectorisation of the scalar
 //   chunk falls back to lane-by-lane extracts for the widening loads). Each lane adds its
 //   taps in the scalar order, so the sums are the same bits.
+// - last_axis_rows8: the windows along the last axis of eight rows of at most eight elements
+//   (small planes), through an 8x8 transpose, so that a tap is one vector addition for eight
+//   rows; each lane adds its taps in the scalar order.
 // - divide_to_f16x8: eight float32 averages rounded to float16 by one F16C instruction (the
 //   scalar store converts one element per instruction and keeps the loop from vectorising);
 //   the same rounding, so the same bits.
@@ -237,6 +240,71 @@ inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
         for (index_t t = 0; t < rows; ++t) total = _mm256_add_pd(total, _mm256_loadu_pd(s + t * gap));
         _mm256_storeu_pd(d, total);
     }
+}
+
+// Transposes the 8x8 matrix of 32-bit lanes m[0..8) in place.
+inline void transpose8x8(__m256* m) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(m[i], m[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(m[i], m[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; ++i) {
+        m[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        m[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
+// Whether last_axis_rows8<Src, A> exists: float32 and int32 sums.
+template <class Src, class A>
+constexpr bool has_last_axis_rows8 =
+    has_sum_rows8<Src, A> && (std::is_same<A, float>::value || std::is_same<A, std::int32_t>::value);
+
+// The windows of eight rows of `length` <= 8 elements along the last axis (out_len <= 8
+// windows each, window j: count[j] taps from begin[j], dil apart): dst[r * out_len + j] =
+// 0 + x[begin[j]] + x[begin[j] + dil] + ... of row r, the scalar order. The rows are loaded
+// eight elements each (reading up to 8 - length elements past a row: the caller keeps that
+// within its input) and transposed, so that each tap of a window is one vector addition for
+// all eight rows; the sums are transposed back and stored row by row, each store's lanes past
+// out_len rewritten by the next row's (the last row's stored lane by lane).
+template <class Src, class A>
+inline void last_axis_rows8(const Src* src, A* dst, index_t length, index_t out_len,
+                            const index_t* begin, const index_t* count, index_t dil) {
+    constexpr bool integer = std::is_same<A, std::int32_t>::value;
+    __m256 column[8], sums[8];
+    for (index_t r = 0; r < 8; ++r) {
+        if constexpr (integer) {
+            column[r] = _mm256_castsi256_ps(load8_i32(src + r * length));
+        } else {
+            column[r] = load8_f32(src + r * length);
+        }
+    }
+    transpose8x8(column);
+    for (index_t j = 0; j < 8; ++j) {
+        __m256 total = _mm256_setzero_ps();
+        index_t taps = j < out_len ? count[j] : 0;
+        for (index_t t = 0; t < taps; ++t) {
+            __m256 tap = column[begin[j] + t * dil];
+            if constexpr (integer) {
+                total = _mm256_castsi256_ps(
+                    _mm256_add_epi32(_mm256_castps_si256(total), _mm256_castps_si256(tap)));
+            } else {
+                total = _mm256_add_ps(total, tap);
+            }
+        }
+        sums[j] = total;
+    }
+    transpose8x8(sums);
+    for (index_t r = 0; r < 7; ++r) _mm256_storeu_ps(reinterpret_cast<float*>(dst + r * out_len), sums[r]);
+    A last[8];
+    _mm256_storeu_ps(reinterpret_cast<float*>(last), sums[7]);
+    for (index_t j = 0; j < out_len; ++j) dst[7 * out_len + j] = last[j];
 }
 
 }  // namespace simd
