@@ -213,10 +213,47 @@ def _with_context(function):
 
 
 @_with_context
-def _windows(version, opset, shape, kernel_shape, auto_pad, ceil_mode, dilations, pads,
-             strides):
+def _resolve_windows(version, opset, shape, kernel_shape, auto_pad, ceil_mode, dilations, pads,
+                     strides):
     return resolve_windows(version, shape, kernel_shape, auto_pad, ceil_mode, dilations, pads,
                            strides)
+
+
+# Resolved windows by attribute values, for calls whose attributes are ints, strings, None
+# and lists or tuples of ints (translating them again costs more than a small pooling).
+_WINDOWS = {}
+_WINDOWS_KEPT = 256
+
+
+def _attribute_key(values):
+    """A hashable key of attribute values as above, or None for any other kind (those calls
+    are translated every time). The container type is part of the key, so an error message
+    that quotes a value quotes it as given."""
+    key = []
+    for value in values:
+        if value is None or type(value) in (int, str):
+            key.append(value)
+        elif type(value) in (list, tuple) and all(type(v) is int for v in value):
+            key.append((type(value), tuple(value)))
+        else:
+            return None
+    return tuple(key)
+
+
+def _windows(version, opset, *attributes):
+    """:func:`resolve_windows` (errors prefixed with the operator's versioned name), kept for
+    the calls :func:`_attribute_key` can key."""
+    key = _attribute_key(attributes)
+    if key is None:
+        return _resolve_windows(version, opset, *attributes)
+    key = (version.op, version.since, opset) + key
+    windows = _WINDOWS.get(key)
+    if windows is None:
+        windows = _resolve_windows(version, opset, *attributes)
+        if len(_WINDOWS) >= _WINDOWS_KEPT:
+            _WINDOWS.clear()
+        _WINDOWS[key] = windows
+    return windows
 
 
 def _global_windows(shape):

@@ -503,3 +503,241 @@ def _average_of_rows(value, last, rows):
     from reference import round_half_even
 
     return round_half_even((rows - 1) * int(value) + int(last), rows)
+
+
+def _blocks_of_ranges(dtype, rng, shape, magnitudes):
+    """Random planes of `shape` (many small planes, so that several work items each bound
+    their own inputs), plane group g holding values up to magnitudes[g] (cycling), with the
+    extremes of each group present."""
+    x = np.empty(shape, np.int64)
+    planes = x.reshape(-1, int(np.prod(shape[2:])))
+    groups = np.array_split(np.arange(planes.shape[0]), len(magnitudes))
+    for group, top in zip(groups, magnitudes):
+        planes[group] = rng.integers(-top, top, size=(group.size, planes.shape[1]), endpoint=True)
+        planes[group[0], :2] = (top, -top)
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_int_averages_sum_in_the_narrowest_accumulator_their_inputs_allow(monkeypatch, dtype):
+    """int32 / int64 averages bound each work item's inputs and sum in int32, int64 or 128
+    bits accordingly (float32 quotients below 2^23): blocks of planes with magnitudes on both
+    sides of each switch (for 18-tap windows: 2^23 / 18, 2^31 / 18, 2^63 / 18), the type's
+    extremes, against the oracle and in both builds."""
+    from reference import ref_avg_pool
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(47)
+    tops = [9, (1 << 23) // 18, (1 << 23) // 18 + 1, (1 << 31) // 18, (1 << 31) // 18 + 1,
+            info.max]
+    if dtype == np.int64:
+        tops += [(1 << 63) // 18, (1 << 63) // 18 + 1, 1 << 53]
+    x = _blocks_of_ranges(dtype, rng, (2, 900, 7, 8), tops)
+    x[1, -1, :, :] = info.min
+    calls = [dict(kernel=(6, 3), strides=1, auto_pad="same_lower", exclude_pad=False,
+                  rounding_type="ceil_torch"),
+             dict(kernel=(3, 6), strides=(1, 3), pads_begin=(1, 2), pads_end=(1, 2))]
+    for call in calls:
+        want = ref_avg_pool(x, **call)
+        for module in _kernel_builds():
+            _use_kernels(monkeypatch, module)
+            np.testing.assert_array_equal(ovpool.avg_pool(x, **call), want,
+                                          err_msg=f"{module.__name__} {call}")
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_byte_averages_divide_in_float32_up_to_sums_of_2_23(monkeypatch, dtype):
+    """int8 / uint8 averages whose sums stay below 2^23 divide in float32: windows just
+    inside (128 x 257 uint8, 255 x 257 int8: the largest window volumes) and just outside, constant extreme
+    planes with a changed last row (an average just off a half) and random planes."""
+    info = np.iinfo(dtype)
+    top = max(-info.min, info.max)
+    rng = np.random.default_rng(53)
+    for rows, cols in [(128, 257), (129, 257)] if dtype == np.uint8 else [(255, 257), (256, 256)]:
+        inside = rows * cols * top < (1 << 23)
+        assert inside == ((rows, cols) in [(128, 257), (255, 257)])
+        for module in _kernel_builds():
+            _use_kernels(monkeypatch, module)
+            for value, last in ((info.min, info.max), (info.max, info.min)):
+                x = np.full((1, 1, rows + 1, cols), value, dtype)
+                x[0, 0, -1] = last
+                want = np.array([value, _average_of_rows(value, last, rows)], dtype)
+                np.testing.assert_array_equal(ovpool.avg_pool(x, (rows, cols)).ravel(), want)
+            x = rng.integers(info.min, info.max, size=(1, 2, rows + 9, cols), endpoint=True)
+            got = ovpool.avg_pool(x.astype(dtype), (rows, cols))
+            sums = [[int(x[0, c, r:r + rows].sum()) for r in range(10)] for c in range(2)]
+            from reference import round_half_even
+            want = np.array([[[round_half_even(s, rows * cols) for s in row]
+                              for row in sums]], dtype).reshape(got.shape)
+            np.testing.assert_array_equal(got, want)
+
+
+def _special_values(x, rng, nans):
+    """x (float32) with -0 and infinities, and NaNs (nans) or infinities of both signs
+    (whose sums are the default NaN): one NaN payload per array, as which of two payloads
+    survives an addition is the documented exception to bit-identical builds."""
+    x = x.astype(np.float32)
+    x[rng.random(x.shape) < 0.2] = -0.0
+    x[rng.random(x.shape) < 0.03] = np.inf
+    x[rng.random(x.shape) < 0.03] = np.nan if nans else -np.inf
+    return x
+
+
+_SHORT_ROW_DTYPES = [np.float32, np.float16, "bfloat16", np.float64, np.int8, np.uint8,
+                     np.int32, np.int64]
+
+
+# Windows over the outer axis of planes whose inner rows are short (summed a window at a time
+# in registers): full, clipped, dilated and strided.
+_SHORT_ROW_CALLS = [dict(kernel=(3, 1), strides=1, pads_begin=(1, 0), pads_end=(1, 0),
+                         exclude_pad=False),
+                    dict(kernel=(4, 2), strides=(2, 1), pads_begin=(2, 0), pads_end=(1, 1),
+                         dilations=(2, 1), rounding_type="ceil"),
+                    dict(kernel=(6, 1), strides=1, auto_pad="same_lower")]
+
+
+def _short_row_averages(x):
+    return [ovpool.avg_pool(x, **call) for call in _SHORT_ROW_CALLS]
+
+
+@pytest.mark.parametrize("width", [3, 4, 5, 7, 8, 9, 13, 15])
+@pytest.mark.parametrize("dtype", _SHORT_ROW_DTYPES)
+def test_short_rows_match_the_oracle(dtype, width):
+    """Rows of fewer than 16 elements (chunks of eight or four, overlapping at the end, or
+    element by element below four): exact small-integer sums against the oracle."""
+    import ml_dtypes
+    from reference import ref_avg_pool
+
+    dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    rng = np.random.default_rng(59)
+    low = 0 if dtype == np.uint8 else -40
+    x = rng.integers(low, 41, size=(2, 5, 7, width)).astype(dtype)
+    for got, call in zip(_short_row_averages(x), _SHORT_ROW_CALLS):
+        np.testing.assert_array_equal(got, ref_avg_pool(x, **call), err_msg=str(call))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_short_rows_keep_the_baseline_bits(monkeypatch):
+    """The AVX2 short-row sums add each lane's taps in the scalar order: signed zeros,
+    infinities, NaNs and rounding come out bit for bit, for every float type."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(61)
+    cases = []
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64):
+        for width in (5, 8, 9, 13):
+            for nans in (False, True):
+                x = _special_values(rng.standard_normal((2, 40, 9, width)) * 1e3, rng, nans)
+                cases.append(x.astype(dtype))
+    _assert_builds_agree_bitwise(monkeypatch,
+                                 lambda: [r for x in cases for r in _short_row_averages(x)])
+
+
+# Strides 3 and 4 along the last axis with three or more taps (summed from the window sums at
+# every position): short rows grouped into one run, and rows longer than the run's buffer
+# (2048 positions), in pieces.
+_STRIDED_ROW_CALLS = [dict(kernel=3, strides=3, pads_begin=1, pads_end=1),
+                      dict(kernel=4, strides=4, pads_begin=2, pads_end=1, dilations=2,
+                           rounding_type="ceil", exclude_pad=False),
+                      dict(kernel=5, strides=3, pads_begin=0, pads_end=0, dilations=3)]
+
+
+@pytest.mark.parametrize("width", [61, 2900, 8300])
+@pytest.mark.parametrize("dtype", _SHORT_ROW_DTYPES)
+def test_strided_rows_match_the_oracle(dtype, width):
+    """Strided windows along the last axis (see _STRIDED_ROW_CALLS): exact small-integer
+    sums against the oracle, in every type."""
+    import ml_dtypes
+    from reference import ref_avg_pool
+
+    dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    rng = np.random.default_rng(67)
+    low = 0 if dtype == np.uint8 else -40
+    x = rng.integers(low, 41, size=(1, 3 if width > 100 else 70, width)).astype(dtype)
+    for call in _STRIDED_ROW_CALLS:
+        np.testing.assert_array_equal(ovpool.avg_pool(x, **call), ref_avg_pool(x, **call),
+                                      err_msg=str(call))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_strided_rows_keep_the_baseline_bits(monkeypatch):
+    """Strided rows in both builds: the same bits for signed zeros, infinities, NaNs and
+    rounding, every float type."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(71)
+    cases = []
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64):
+        for shape in ((1, 70, 61), (1, 2, 8300)):
+            for nans in (False, True):
+                x = _special_values(rng.standard_normal(shape) * 1e3, rng, nans)
+                cases.append(x.astype(dtype))
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.avg_pool(x, **call) for x in cases for call in _STRIDED_ROW_CALLS])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int8, np.int64])
+def test_one_tap_axes_are_skipped_with_the_same_results(dtype):
+    """Axes whose windows are one input each (kernel 1, stride 1, no padding) are not summed
+    unless every axis is such: the averages are those of the oracle, and -0 inputs still come
+    out +0 (each value is added to +0 by another pass, or by the last axis's)."""
+    from reference import ref_avg_pool
+
+    rng = np.random.default_rng(73)
+    x = rng.integers(-9, 10, size=(2, 3, 5, 6, 7)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[:, :, :2] = -0.0
+    for kernel, pads in [((1, 1, 1), (0, 0, 0)), ((1, 3, 1), (0, 1, 0)),
+                         ((3, 1, 1), (1, 0, 0)), ((1, 1, 2), (0, 0, 1)), ((1, 1, 1), (0, 1, 0))]:
+        got = ovpool.avg_pool(x, kernel, 1, pads, pads, exclude_pad=False)
+        want = ref_avg_pool(x, kernel, 1, pads, pads, exclude_pad=False)
+        np.testing.assert_array_equal(got, want, err_msg=str(kernel))
+        if np.dtype(dtype).kind == "f":
+            assert not np.signbit(got[got == 0]).any(), kernel
+
+
+# Windows along a last axis of at most eight elements with at most eight outputs (eight rows
+# at a time through a transpose in the AVX2 build), from 1-D rows and after an outer pass.
+_NARROW_ROW_CALLS = [dict(kernel=3, strides=1, pads_begin=1, pads_end=1, exclude_pad=False),
+                     dict(kernel=2, strides=2, pads_begin=0, pads_end=1, rounding_type="ceil"),
+                     dict(kernel=4, strides=1, pads_begin=2, pads_end=3, dilations=2),
+                     dict(kernel=(2, 3), strides=(1, 2), pads_begin=(0, 1), pads_end=(1, 1))]
+
+
+def _narrow_row_averages(x):
+    calls = _NARROW_ROW_CALLS if x.ndim == 4 else _NARROW_ROW_CALLS[:3]
+    return [ovpool.avg_pool(x, **call) for call in calls]
+
+
+@pytest.mark.parametrize("width", [2, 3, 5, 8])
+@pytest.mark.parametrize("dtype", _SHORT_ROW_DTYPES)
+def test_narrow_rows_match_the_oracle(dtype, width):
+    """Last axes of at most eight elements, over row counts that leave a tail of rows:
+    exact small-integer sums against the oracle."""
+    import ml_dtypes
+    from reference import ref_avg_pool
+
+    dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    rng = np.random.default_rng(79)
+    low = 0 if dtype == np.uint8 else -40
+    for shape in ((1, 37, width), (2, 7, 3, width)):
+        x = rng.integers(low, 41, size=shape).astype(dtype)
+        for got, call in zip(_narrow_row_averages(x), _NARROW_ROW_CALLS):
+            np.testing.assert_array_equal(got, ref_avg_pool(x, **call), err_msg=str(call))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_narrow_rows_keep_the_baseline_bits(monkeypatch):
+    """Narrow last axes in both builds: the same bits for signed zeros, infinities, NaNs and
+    rounding, every float type."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(83)
+    cases = []
+    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
+        for shape in ((1, 45, 6), (3, 5, 4, 8), (2, 9, 7, 3)):
+            for nans in (False, True):
+                x = _special_values(rng.standard_normal(shape) * 1e3, rng, nans)
+                cases.append(x.astype(dtype))
+    _assert_builds_agree_bitwise(monkeypatch,
+                                 lambda: [r for x in cases for r in _narrow_row_averages(x)])

@@ -7,6 +7,7 @@
 3. Hand-worked spec examples: version rules, dtypes, storage_order, NaN, the listed corners.
 """
 
+import re
 import subprocess
 import sys
 
@@ -374,3 +375,29 @@ def test_empty_auto_pad_is_notset_as_onnxruntime_reads_it(op_type):
     np.testing.assert_allclose(got, want, rtol=1e-6)
     notset = first(oracle.run_ovpool(op_type, dict(attrs, auto_pad="NOTSET"), x, 22))
     np.testing.assert_array_equal(got, notset)
+
+
+def test_repeated_calls_reuse_the_translated_windows_and_still_refuse_bad_attributes():
+    """Windows translated from int / list / tuple attributes are kept per attribute values:
+    a repeated call gets the same windows object and the same averages; other spellings of
+    the same attributes (numpy ints) are translated every time with the same result; a bad
+    attribute is refused on every call with the value quoted as given."""
+    from ovpool import onnx as ovonnx
+
+    rng = np.random.default_rng(89)
+    x = rng.standard_normal((1, 2, 9, 11)).astype(np.float32)
+    version = op_version("AveragePool", 22)
+    args = (x.shape, [3, 2], "NOTSET", 1, None, [1, 0, 1, 1], (2, 1))
+    first = ovonnx._windows(version, 22, *args)
+    assert ovonnx._windows(version, 22, *args) is first
+    numpy_ints = (x.shape, np.array([3, 2]), "NOTSET", 1, None, [1, 0, 1, 1], (2, 1))
+    again = ovonnx._windows(version, 22, *numpy_ints)
+    assert again == first and again is not first
+    want = ovonnx.average_pool(x, [3, 2], pads=[1, 0, 1, 1], strides=(2, 1), ceil_mode=1)
+    np.testing.assert_array_equal(
+        ovonnx.average_pool(x, np.array([3, 2]), pads=[1, 0, 1, 1], strides=(2, 1),
+                            ceil_mode=1), want)
+    for pads in ([3, 0, 0, 0], (3, 0, 0, 0)):
+        for _ in range(2):
+            with pytest.raises(BadAttributeError, match=re.escape(repr(pads))):
+                ovonnx.average_pool(x, [3, 2], pads=pads)

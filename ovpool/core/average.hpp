@@ -89,53 +89,157 @@ inline void accumulate_row(A* acc, const Src* row, index_t n) {
     }
 }
 
+// dst[i] = (Add ? dst[i] : 0) + r[i] + r[gap + i] + ... over M runs (r = first), in that
+// order, in one sweep over dst.
+template <int M, bool Add, class Src, class A>
+inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t n) {
+    const Src* r0 = first;
+    const Src* r1 = first + (M > 1 ? gap : 0);
+    const Src* r2 = first + (M > 2 ? 2 * gap : 0);
+    const Src* r3 = first + (M > 3 ? 3 * gap : 0);
+    for (index_t i = 0; i < n; ++i) {
+        A total = Add ? dst[i] : A(0);
+        total = total + load<A>(r0[i]);
+        if (M > 1) total = total + load<A>(r1[i]);
+        if (M > 2) total = total + load<A>(r2[i]);
+        if (M > 3) total = total + load<A>(r3[i]);
+        dst[i] = total;
+    }
+}
+
+template <bool Add, class Src, class A>
+inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t rows, index_t n) {
+    switch (rows) {
+        case 1: sweep_rows<1, Add>(dst, first, gap, n); break;
+        case 2: sweep_rows<2, Add>(dst, first, gap, n); break;
+        case 3: sweep_rows<3, Add>(dst, first, gap, n); break;
+        default: sweep_rows<4, Add>(dst, first, gap, n); break;
+    }
+}
+
 // dst[i] = 0 + first[i] + first[gap + i] + ... (`rows` runs of n elements `gap` apart), added
-// in that order: the same sums as zeroing dst and adding run by run. Up to three runs go in
-// one sweep, so dst is written once for windows of up to three taps; 16-bit float runs go
-// run by run instead (float16 through the F16C row converter).
+// in that order: the same sums as zeroing dst and adding run by run. Up to four runs go in
+// each sweep over dst, so dst is written once for windows of up to four taps; 16-bit float
+// runs go run by run instead (float16 through the F16C row converter).
 template <class Src, class A>
 inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_t n) {
-    index_t t = 0;
-    const Src* r1 = first + gap;
-    const Src* r2 = first + 2 * gap;
-    if (is_half<Src>::value || rows < 2) {
+    if (is_half<Src>::value || rows < 1) {
         for (index_t i = 0; i < n; ++i) dst[i] = 0;
-    } else if (rows == 2) {
-        for (index_t i = 0; i < n; ++i) {
-            A total = 0;
-            total = total + load<A>(first[i]);
-            total = total + load<A>(r1[i]);
-            dst[i] = total;
-        }
-        t = 2;
-    } else {
-        for (index_t i = 0; i < n; ++i) {
-            A total = 0;
-            total = total + load<A>(first[i]);
-            total = total + load<A>(r1[i]);
-            total = total + load<A>(r2[i]);
-            dst[i] = total;
-        }
-        t = 3;
+        for (index_t t = 0; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
+        return;
     }
-    for (; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
+    index_t t = std::min<index_t>(rows, 4);
+    sweep_rows<false>(dst, first, gap, t, n);
+    for (; t < rows; t += 4) sweep_rows<true>(dst, first + t * gap, gap, std::min<index_t>(rows - t, 4), n);
+}
+
+// dst[i] = 0 + src[i] + src[gap + i] + ... (`rows` runs of n elements), i < n, element by
+// element: the sums of sum_rows, for runs of a few elements.
+template <class Src, class A>
+inline void sum_rows_scalar(A* dst, const Src* src, index_t gap, index_t rows, index_t n) {
+    for (index_t i = 0; i < n; ++i) {
+        A total = 0;
+        for (index_t t = 0; t < rows; ++t) total = total + load<A>(src[t * gap + i]);
+        dst[i] = total;
+    }
+}
+
+// d[k] = 0 + s[k] + s[gap + k] + ... (`rows` runs), k < W: the sums of sum_rows, in the
+// order of sum_rows, held in registers for the whole window (W lanes, one or two vectors).
+template <index_t W, class Src, class A>
+inline void sum_rows_chunk(A* d, const Src* s, index_t gap, index_t rows) {
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (W == 8 && simd::has_sum_rows8<Src, A>) {
+        simd::sum_rows8(d, s, gap, rows);
+        return;
+    }
+    if constexpr (W == 4 && simd::has_sum_rows8<Src, A>) {
+        simd::sum_rows4(d, s, gap, rows);
+        return;
+    }
+#endif
+    A acc[W];
+    for (index_t k = 0; k < W; ++k) acc[k] = 0;
+    for (index_t t = 0; t < rows; ++t) {
+        const Src* r = s + t * gap;
+        for (index_t k = 0; k < W; ++k) acc[k] = acc[k] + load<A>(r[k]);
+    }
+    for (index_t k = 0; k < W; ++k) d[k] = acc[k];
+}
+
+// sum_rows for short runs (n elements, n < 16), a window at a time in registers: whole
+// chunks of eight (or four), the last one overlapping the one before when n is not a
+// multiple (it rewrites the same sums), so that no element is summed on its own.
+template <class Src, class A>
+inline void sum_short_rows(A* d, const Src* s, index_t gap, index_t rows, index_t n) {
+    if (n >= 8) {
+        index_t i = 0;
+        for (; i + 8 <= n; i += 8) sum_rows_chunk<8>(d + i, s + i, gap, rows);
+        if (i < n) sum_rows_chunk<8>(d + n - 8, s + n - 8, gap, rows);
+        return;
+    }
+    if (n >= 4) {
+        sum_rows_chunk<4>(d, s, gap, rows);
+        if (n > 4) sum_rows_chunk<4>(d + n - 4, s + n - 4, gap, rows);
+        return;
+    }
+    sum_rows_scalar(d, s, gap, rows, n);
 }
 
 // One window of every row: dst[o * dst_step + i] = 0 + src[o * src_step + i] +
 // src[o * src_step + gap + i] + ... (`rows` runs of n elements `gap` apart), for o < outer.
 // The same sums, in the same order, as sum_rows row by row (and as sum_windows for windows of
-// fewer than 16 taps or integer sums), without a call and loop set-up per row: for the edge
-// windows of small planes, where n is a few elements.
+// fewer than 16 taps or integer sums), without a call and loop set-up per row for runs of a
+// few elements: for the edge windows of small planes.
 template <class Src, class A>
 inline void sum_window_rows(A* dst, index_t dst_step, const Src* src, index_t src_step,
                             index_t gap, index_t rows, index_t n, index_t outer) {
     for (index_t o = 0; o < outer; ++o) {
         A* d = dst + o * dst_step;
         const Src* s = src + o * src_step;
-        for (index_t i = 0; i < n; ++i) {
-            A total = 0;
-            for (index_t t = 0; t < rows; ++t) total = total + load<A>(s[t * gap + i]);
-            d[i] = total;
+        if (n >= 16) {
+            sum_rows(d, s, gap, rows, n);
+        } else if (n >= 4) {
+            sum_short_rows(d, s, gap, rows, n);
+        } else {
+            sum_rows_scalar(d, s, gap, rows, n);
+        }
+    }
+}
+
+// The full windows [lo, hi) of `outer` rows along their contiguous axis, for strides above
+// one: the window sums starting at every position, 0 + x[i] + x[i + dil] + ... (one long
+// vectorised sum_rows over a run of rows, as far as a stack buffer holds), then every
+// step-th of them. The same additions in the same order as window by window.
+template <class Src, class A>
+void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
+    constexpr index_t room = 2048;
+    A dense[room];
+    index_t n = w.hi - w.lo;
+    index_t reach = w.step * (n - 1) + 1;  // positions one row's full windows start at
+    if (reach > room) {
+        // Long rows: pieces of `each` windows.
+        index_t each = (room - 1) / w.step + 1;
+        for (index_t o = 0; o < outer; ++o) {
+            const Src* row = src + o * w.length + w.begin[w.lo];
+            A* out = dst + o * w.out_len + w.lo;
+            for (index_t j0 = 0; j0 < n; j0 += each) {
+                index_t m = std::min(each, n - j0);
+                sum_rows(dense, row + j0 * w.step, w.dil, w.taps, w.step * (m - 1) + 1);
+                for (index_t j = 0; j < m; ++j) out[j0 + j] = dense[j * w.step];
+            }
+        }
+        return;
+    }
+    index_t group = (room - reach) / w.length + 1;  // rows whose positions fit in `dense`
+    for (index_t o0 = 0; o0 < outer; o0 += group) {
+        index_t rows = std::min(group, outer - o0);
+        sum_rows(dense, src + o0 * w.length + w.begin[w.lo], w.dil, w.taps,
+                 (rows - 1) * w.length + reach);
+        for (index_t r = 0; r < rows; ++r) {
+            A* out = dst + (o0 + r) * w.out_len + w.lo;
+            const A* sums = dense + r * w.length;
+            for (index_t j = 0; j < n; ++j) out[j] = sums[j * w.step];
         }
     }
 }
@@ -185,12 +289,28 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         // the same order as sum_windows sums them (see sum_window_rows). (Longer rows are
         // faster row by row, below: their writes stay sequential; so are rows with a float
         // window of 16 or more taps, which sum_windows sums in partial sums, row by row.)
+        index_t o = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (simd::has_last_axis_rows8<Src, A>) {
+            // Rows of at most eight elements: eight rows at a time, transposed (reading
+            // eight elements from each row's start, which must stay within the rows).
+            if (w.length <= 8 && w.out_len <= 8) {
+                for (; o + 8 <= outer && (o + 7) * w.length + 8 <= outer * w.length; o += 8) {
+                    simd::last_axis_rows8(src + o * w.length, dst + o * w.out_len, w.length,
+                                          w.out_len, w.begin, w.count, w.dil);
+                }
+            }
+        }
+#endif
         for (index_t j = 0; j < w.out_len; ++j) {
-            sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil, w.count[j],
-                            1, outer);
+            sum_window_rows(dst + o * w.out_len + j, w.out_len, src + o * w.length + w.begin[j],
+                            w.length, w.dil, w.count[j], 1, outer - o);
         }
         return;
     }
+    // Strided full windows from dense sums (see sum_strided_windows): up to four times the
+    // additions, but in vectors, rather than one strided element at a time.
+    bool dense = w.step > 2 && w.step <= 4 && w.taps > 2 && !std::is_same<A, wide_t>::value;
     for (index_t o = 0; o < outer; ++o) {
         const Src* row = src + o * w.length;
         A* out = dst + o * w.out_len;
@@ -205,16 +325,14 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
             sum_rows(out + w.lo, row + w.begin[w.lo], w.dil, w.taps, w.hi - w.lo);
             continue;
         }
+        if (dense) continue;  // the full windows: below
         for (index_t j = w.lo; j < w.hi; ++j) out[j] = 0;
         for (index_t t = 0; t < w.taps; ++t) {
             const Src* tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step;
-            if (w.step == 2) {
-                for (index_t j = w.lo; j < w.hi; ++j) out[j] = out[j] + load<A>(tap[2 * j]);
-            } else {
-                for (index_t j = w.lo; j < w.hi; ++j) out[j] = out[j] + load<A>(tap[w.step * j]);
-            }
+            for (index_t j = w.lo; j < w.hi; ++j) out[j] = out[j] + load<A>(tap[w.step * j]);
         }
     }
+    if (dense) sum_strided_windows(src, dst, w, outer);
 }
 
 // One separable sum pass over `axis`, for `planes` consecutive planes at once (a pass over
@@ -247,6 +365,19 @@ void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t p
         }
         return;
     }
+    if (inner < 16) {
+        // Short rows (small planes): every window of every row a run at a time, summed in
+        // registers (sum_short_rows), rather than loops of a few elements.
+        for (index_t o = 0; o < outer; ++o) {
+            A* d = dst + o * w.out_len * inner;
+            const Src* x = src + o * w.length * inner;
+            for (index_t j = 0; j < w.out_len; ++j) {
+                sum_short_rows(d + j * inner, x + w.begin[j] * inner, w.dil * inner, w.count[j],
+                               inner);
+            }
+        }
+        return;
+    }
     if (w.step == 1) {
         lo = w.lo;
         hi = w.hi;
@@ -257,19 +388,12 @@ void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t p
                      src + (o * w.length + w.begin[lo]) * inner, w.dil * inner, w.taps,
                      (hi - lo) * inner);
         }
-        if (inner < 16) continue;  // short rows: window by window below
         for (index_t j = 0; j < w.out_len; ++j) {
             if (lo <= j && j < hi) continue;
             sum_rows(dst + (o * w.out_len + j) * inner,
                      src + (o * w.length + w.begin[j]) * inner, w.dil * inner, w.count[j],
                      inner);
         }
-    }
-    if (inner >= 16) return;
-    for (index_t j = 0; j < w.out_len; ++j) {
-        if (lo <= j && j < hi) continue;
-        sum_window_rows(dst + j * inner, w.out_len * inner, src + w.begin[j] * inner,
-                        w.length * inner, w.dil * inner, w.count[j], inner, outer);
     }
 }
 
@@ -294,18 +418,14 @@ inline double round_even_double(double value) {
 // The same for |total| < 2^51 without an integer division (tens of cycles; a 128-bit one is a
 // library call) and without branches on the data (a sum's rounding case is as good as random,
 // so a branch on it is mispredicted half the time): total and divisor are exact as doubles
-// (`real` is the divisor), and their quotient, rounded to a double and then to an integer, is
-// within one of the exact quotient's rounding (the double is off by less than 2^51 * 2^-53).
-// The remainder, computed exactly in integers, then says whether to step by one: up when the
-// exact quotient is more than half above the estimate, or exactly half and the estimate odd;
-// down likewise. Exact, so the same result as divide_round_even_wide in every build.
-inline long long divide_round_even_small(long long total, std::int64_t divisor, double real) {
-    long long quotient = static_cast<long long>(round_even_double(static_cast<double>(total) / real));
-    long long twice = 2 * (total - quotient * divisor);
-    long long odd = quotient & 1;
-    long long up = (twice > divisor) | ((twice == divisor) & odd);
-    long long down = (twice < -divisor) | ((twice == -divisor) & odd);
-    return quotient + up - down;
+// (`real` is the divisor), and their correctly rounded quotient rounds to the same integer as
+// the exact one. (For integers |a| < 2^52 and b > 0: every half-integer below 2^52 is a
+// double, so the rounding cannot carry a / b across one, and it cannot land on one either,
+// as a / b is at least 1 / (2b) away from any it is not equal to while the rounding moves it
+// by at most |a / b| * 2^-53 < 1 / (2b). The same holds in float32, 24 bits, for |a| < 2^23
+// and b exact.) Exact, so the same result as divide_round_even_wide in every build.
+inline long long divide_round_even_small(long long total, double real) {
+    return static_cast<long long>(round_even_double(static_cast<double>(total) / real));
 }
 
 // As above for any integer accumulator; an empty window (divisor 0) gives 0. `real` is the
@@ -315,7 +435,7 @@ inline A divide_round_even(A total, std::int64_t divisor, double real) {
     if (divisor == 0) return 0;
     constexpr long long small = 1LL << 51;
     if (total > -small && total < small) {
-        return static_cast<A>(divide_round_even_small(static_cast<long long>(total), divisor, real));
+        return static_cast<A>(divide_round_even_small(static_cast<long long>(total), real));
     }
     return static_cast<A>(divide_round_even_wide(static_cast<wide_t>(total), divisor));
 }
@@ -339,19 +459,23 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
         index_t i = 0;
 #if OVPOOL_CORE_HAVE_AVX2
         // Eight at a time when the sums fit in int32 (then so do the averages, and their
-        // int8 / uint8 / int32 stores are those of the scalar rule's results).
+        // int8 / uint8 / int32 / int64 stores are those of the scalar rule's results).
         if constexpr (std::is_same<A, std::int32_t>::value) {
-            std::int32_t quotients[8];
+            if (divisors.small_sums) {
+                for (; i + 8 <= n; i += 8) {
+                    simd::store_averages8(out + i, simd::divide_round_even8_small(
+                                                       sums + i, divisors.real + i));
+                }
+            }
             for (; i + 8 <= n; i += 8) {
-                simd::divide_round_even8(sums + i, divisors.real + i, quotients);
-                for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+                simd::store_averages8(out + i, simd::divide_round_even8(sums + i, divisors.real + i));
             }
         }
         if constexpr (std::is_same<A, long long>::value) {
-            std::int32_t quotients[8];
             for (; i + 8 <= n; i += 8) {
-                if (simd::divide_round_even8(sums + i, divisors.real + i, quotients)) {
-                    for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+                __m256i quotients;
+                if (simd::divide_round_even8(sums + i, divisors.real + i, &quotients)) {
+                    simd::store_averages8(out + i, quotients);
                     continue;
                 }
                 for (index_t k = i; k < i + 8; ++k) {
@@ -366,20 +490,53 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
     }
 }
 
-// Whether every partial sum of an average over g fits in the narrow accumulator N, for inputs
-// of magnitude at most `largest`: a pass's sums cover at most the product of the longest
-// windows of the axes summed so far, so the largest window volume bounds them all.
-template <class N>
-inline bool sums_fit(const Geometry& g, long long largest) {
-    const long long limit = static_cast<long long>(std::numeric_limits<N>::max()) / largest;
+// The largest window volume of g (the product of each axis's longest window), saturated at
+// 2^62: a pass's partial sums cover at most the product of the longest windows of the axes
+// summed so far, so this bounds the inputs added into any one of them.
+inline long long window_volume(const Geometry& g) {
+    const long long cap = 1LL << 62;
     long long volume = 1;
     for (index_t a = 0; a < g.naxes; ++a) {
         AxisTable w = axis_table(g, a);
         index_t longest = 0;
         for (index_t j = 0; j < w.out_len; ++j) longest = std::max(longest, w.count[j]);
-        if (longest > limit) return false;
-        volume *= longest;  // both factors at most `limit` < 2^31: no overflow
-        if (volume > limit) return false;
+        if (longest == 0) return 0;
+        volume = volume > cap / longest ? cap : volume * longest;
+    }
+    return volume;
+}
+
+// Whether sums of at most `volume` inputs, each of magnitude at most `bound` > 0, stay within
+// +-limit.
+inline bool sums_within(long long volume, unsigned long long bound, long long limit) {
+    return static_cast<unsigned long long>(volume) <= static_cast<unsigned long long>(limit) / bound;
+}
+
+// Whether every partial sum of an average over g fits in the narrow accumulator N, for inputs
+// of magnitude at most `largest`.
+template <class N>
+inline bool sums_fit(const Geometry& g, long long largest) {
+    return sums_within(window_volume(g), largest, std::numeric_limits<N>::max());
+}
+
+// Integer sums of at most this magnitude, over divisors below small_divisor_limit, divide
+// exactly in float32 (see Divisors::small_sums and divide_round_even_small).
+constexpr long long small_sum_limit = (1LL << 23) - 1;
+constexpr std::int64_t small_divisor_limit = 1LL << 24;
+
+// Whether all n divisors are below small_divisor_limit.
+inline bool small_divisors(const std::int64_t* count, index_t n) {
+    std::int64_t largest = 0;
+    for (index_t i = 0; i < n; ++i) largest = std::max(largest, count[i]);
+    return largest < small_divisor_limit;
+}
+
+// Whether every window of `axis` is the one input at its own position.
+inline bool identity_axis(const Geometry& g, index_t axis) {
+    AxisTable w = axis_table(g, axis);
+    if (w.out_len != w.length) return false;
+    for (index_t j = 0; j < w.out_len; ++j) {
+        if (w.begin[j] != j || w.count[j] != 1) return false;
     }
     return true;
 }
@@ -390,12 +547,21 @@ inline bool sums_fit(const Geometry& g, long long largest) {
 template <class S, class A>
 void avg_planes(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
                 index_t planes, index_t divided) {
-    A* dst = scratch;
-    sum_pass(x, dst, g, 0, planes);
-    for (index_t a = 1; a < g.naxes; ++a) {
-        const A* src = dst;
-        dst = scratch + (a % 2) * planes * g.scratch;
-        sum_pass(src, dst, g, a, planes);
+    // Axes whose windows are each one input (kernel 1, stride 1, no padding) are skipped
+    // unless every axis is: their pass would only add each value to +0, which the other
+    // passes do anyway (so not even a -0 survives).
+    A* dst = nullptr;
+    index_t passes = 0;
+    for (index_t a = 0; a < g.naxes; ++a) {
+        if (identity_axis(g, a) && (passes > 0 || a + 1 < g.naxes)) continue;
+        A* target = scratch + (passes % 2) * planes * g.scratch;
+        if (passes == 0) {
+            sum_pass(x, target, g, a, planes);
+        } else {
+            sum_pass(static_cast<const A*>(dst), target, g, a, planes);
+        }
+        dst = target;
+        ++passes;
     }
     index_t total = planes * g.out_plane;
     for (index_t at = 0; at < total; at += divided) {

@@ -94,6 +94,7 @@ inline void pass_shape(const Geometry& g, index_t axis, index_t* outer, index_t*
 struct Divisors {
     const std::int64_t* count;  // each output's divisor, for integer averages
     const double* real;         // the same as floats, +inf where it is 0 (so 0 / inf = 0)
+    bool small_sums = false;    // integer sums all below 2^23 in magnitude, divisors below 2^24
 };
 
 // Where max pooling writes its indices. The index of an output is

@@ -21,6 +21,7 @@
 #include "geometry.hpp"
 #include "types.hpp"
 #include "average.hpp"
+#include "avg_ranged.hpp"
 #include "max.hpp"
 #include "max_coded.hpp"
 #include "max_lanes.hpp"
@@ -31,12 +32,6 @@
 namespace ovpool {
 namespace core {
 inline namespace OVPOOL_CORE_ISA {
-
-// Uninitialised storage (new T[n], not a vector: zeroing a large scratch would cost more than
-// some poolings).
-template <class T> inline std::unique_ptr<T[]> allocate(index_t n) {
-    return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n > 0 ? n : 1)]);
-}
 
 template <class S>
 class AvgJob {
@@ -82,6 +77,12 @@ class AvgJob {
         } else {
             scratch_ = allocate<A>(workers * per_worker_);
         }
+        if constexpr (ranged_average<S>::value) ranged_.init(g_, workers * per_worker_, divisor);
+        if (narrow_) {
+            divisors_.small_sums =
+                small_divisors(divisor, g_.out_plane) &&
+                sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
+        }
         divided_ = g_.out_plane;
         if (block_ > 1 && g_.out_plane < few_outputs) {
             // Few outputs per plane: the divisors repeated for a whole block, so the averages
@@ -114,6 +115,12 @@ class AvgJob {
                         avg_planes(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
                                    narrow_scratch_.get() + worker * per_worker_, g_, divisors_,
                                    count, divided_);
+                        break;
+                    }
+                }
+                if constexpr (ranged_average<S>::value) {
+                    if (ranged_.pool(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
+                                     worker * per_worker_, g_, divisors_, count, divided_)) {
                         break;
                     }
                 }
@@ -178,6 +185,7 @@ class AvgJob {
     bool narrow_ = false;     // sums in N (narrow_scratch_), not A (scratch_)
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
+    RangedSums<S> ranged_;  // int32 / int64: narrower sums when the inputs allow
     std::unique_ptr<std::int64_t[]> block_count_;  // a block's divisors, when repeated
     std::unique_ptr<double[]> block_real_;
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows

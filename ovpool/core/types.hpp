@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include "config.hpp"
@@ -75,6 +76,12 @@ template <> struct max_accumulator<double> { typedef double type; };
 template <> struct max_accumulator<f16> { typedef float type; };
 template <> struct max_accumulator<bf16> { typedef float type; };
 template <class S> using max_accumulator_t = typename max_accumulator<S>::type;
+
+// Uninitialised storage (new T[n], not a vector: zeroing a large scratch would cost more than
+// some poolings).
+template <class T> inline std::unique_ptr<T[]> allocate(index_t n) {
+    return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n > 0 ? n : 1)]);
+}
 
 // ---- bit-level float32 <-> 16-bit float conversions ----------------------------------------
 

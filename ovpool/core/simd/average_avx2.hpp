@@ -1,10 +1,17 @@
 // AVX2 helpers of average pooling.
 //
 // - divide_round_even8: the rounded integer averages of eight window sums (int64 or int32) at
-//   once. The scalar rule (average.hpp's divide_round_even_small) costs a double division and
-//   a conversion per output; here four of each go in one instruction, and the rounding steps
-//   are lane masks.
+//   once: four double divisions per instruction (the scalar rule, average.hpp's
+//   divide_round_even_small, one), or eight float32 ones when the sums are small enough.
 //   The result is exact, so the same as the scalar rule's in every build.
+// - sum_rows8 / sum_rows4: d[k] = 0 + s[k] + s[gap + k] + ... over `rows` runs, k < 8 (4),
+//   for average.hpp's sum_rows_chunk (short rows), in one or two vector accumulators,
+//   widening each input type as it loads (the compiler's own vectorisation of the scalar
+//   chunk falls back to lane-by-lane extracts for the widening loads). Each lane adds its
+//   taps in the scalar order, so the sums are the same bits.
+// - last_axis_rows8: the windows along the last axis of eight rows of at most eight elements
+//   (small planes), through an 8x8 transpose, so that a tap is one vector addition for eight
+//   rows; each lane adds its taps in the scalar order.
 // - divide_to_f16x8: eight float32 averages rounded to float16 by one F16C instruction (the
 //   scalar store converts one element per instruction and keeps the loop from vectorising);
 //   the same rounding, so the same bits.
@@ -14,8 +21,11 @@
 #define OVPOOL_CORE_SIMD_AVERAGE_AVX2_HPP
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "../config.hpp"
+#include "../types.hpp"
 
 #if OVPOOL_CORE_HAVE_AVX2
 #include <immintrin.h>
@@ -27,33 +37,43 @@ namespace simd {
 
 // round_half_even(total / divisor) of four integer totals |total| < 2^31 held as doubles, as
 // int32. `divisor` holds the divisors, +inf for an empty window (whose result is 0). The
-// quotient rounded to a double and then to an integer is within one of the exact quotient's
-// rounding; twice the remainder (exact: every product and difference is an integer below
-// 2^53) says whether to step up or down by one, ties going to the even neighbour. For an
-// empty window the estimate is 0 and the remainder NaN, which no comparison takes.
+// correctly rounded quotient rounds to the same integer as the exact one (see average.hpp's
+// divide_round_even_small); the conversion rounds to nearest even (the default rounding
+// mode).
 inline __m128i divide_round_even4(__m256d total, __m256d divisor) {
-    __m256d quotient = _mm256_round_pd(_mm256_div_pd(total, divisor),
-                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256d twice = _mm256_mul_pd(_mm256_sub_pd(total, _mm256_mul_pd(quotient, divisor)),
-                                  _mm256_set1_pd(2.0));
-    __m256d below = _mm256_sub_pd(_mm256_setzero_pd(), divisor);
-    __m256d half = _mm256_mul_pd(quotient, _mm256_set1_pd(0.5));
-    __m256d odd = _mm256_cmp_pd(half, _mm256_round_pd(half, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC),
-                                _CMP_NEQ_OQ);
-    __m256d up = _mm256_or_pd(_mm256_cmp_pd(twice, divisor, _CMP_GT_OQ),
-                              _mm256_and_pd(_mm256_cmp_pd(twice, divisor, _CMP_EQ_OQ), odd));
-    __m256d down = _mm256_or_pd(_mm256_cmp_pd(twice, below, _CMP_LT_OQ),
-                                _mm256_and_pd(_mm256_cmp_pd(twice, below, _CMP_EQ_OQ), odd));
-    __m256d one = _mm256_set1_pd(1.0);
-    quotient = _mm256_sub_pd(_mm256_add_pd(quotient, _mm256_and_pd(up, one)),
-                             _mm256_and_pd(down, one));
-    return _mm256_cvtpd_epi32(quotient);  // integral values: exact
+    return _mm256_cvtpd_epi32(_mm256_div_pd(total, divisor));
 }
 
-// quotients[0 .. 8) = round_half_even(sums[i] / divisor) (0 for an empty window, whose
-// `real` is +inf) when all eight sums fit in int32; otherwise false, nothing written.
-inline bool divide_round_even8(const long long* sums, const double* real,
-                               std::int32_t* quotients) {
+// The same for eight int32 sums |sum| < 2^23 over divisors below 2^24 (exact as float32):
+// the float32 quotient rounds correctly too, and eight of them take one division.
+inline __m256i divide_round_even8_small(const std::int32_t* sums, const double* real) {
+    __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
+    __m256 divisor = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(real + 4)),
+                                     _mm256_cvtpd_ps(_mm256_loadu_pd(real)));
+    return _mm256_cvtps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(t), divisor));
+}
+
+// out[0 .. 8) = the eight int32 averages q, stored as S (each in S's range).
+template <class S>
+inline void store_averages8(S* out, __m256i q) {
+    if constexpr (sizeof(S) == 1) {
+        __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        __m128i bytes = std::is_signed<S>::value ? _mm_packs_epi16(words, words)
+                                                 : _mm_packus_epi16(words, words);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+    } else if constexpr (sizeof(S) == 4) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), q);
+    } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                            _mm256_cvtepi32_epi64(_mm256_castsi256_si128(q)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4),
+                            _mm256_cvtepi32_epi64(_mm256_extracti128_si256(q, 1)));
+    }
+}
+
+// *quotients = round_half_even(sums[i] / divisor) for i < 8 (0 for an empty window, whose
+// `real` is +inf), as int32, when all eight sums fit in int32; otherwise false.
+inline bool divide_round_even8(const long long* sums, const double* real, __m256i* quotients) {
     __m256i t0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
     __m256i t1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + 4));
     // The low 32 bits of each sum, sign-extended back: equal to the sum when it fits.
@@ -65,19 +85,18 @@ inline bool divide_round_even8(const long long* sums, const double* real,
     if (_mm256_movemask_epi8(fits) != -1) return false;
     __m128i q0 = divide_round_even4(_mm256_cvtepi32_pd(l0), _mm256_loadu_pd(real));
     __m128i q1 = divide_round_even4(_mm256_cvtepi32_pd(l1), _mm256_loadu_pd(real + 4));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(quotients), _mm256_set_m128i(q1, q0));
+    *quotients = _mm256_set_m128i(q1, q0);
     return true;
 }
 
 // The same for eight int32 sums (always in range).
-inline void divide_round_even8(const std::int32_t* sums, const double* real,
-                               std::int32_t* quotients) {
+inline __m256i divide_round_even8(const std::int32_t* sums, const double* real) {
     __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
     __m128i q0 = divide_round_even4(_mm256_cvtepi32_pd(_mm256_castsi256_si128(t)),
                                     _mm256_loadu_pd(real));
     __m128i q1 = divide_round_even4(_mm256_cvtepi32_pd(_mm256_extracti128_si256(t, 1)),
                                     _mm256_loadu_pd(real + 4));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(quotients), _mm256_set_m128i(q1, q0));
+    return _mm256_set_m128i(q1, q0);
 }
 
 // out[0 .. 8) = float16(sums[i] / float(real[i])), rounded to nearest even.
@@ -87,6 +106,205 @@ inline void divide_to_f16x8(const float* sums, const double* real, std::uint16_t
     __m256 average = _mm256_div_ps(_mm256_loadu_ps(sums), divisor);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
                      _mm256_cvtps_ph(average, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// Eight inputs as int32 lanes (64-bit inputs: their low halves, for values that fit).
+template <class Src>
+inline __m256i load8_i32(const Src* p) {
+    static_assert(std::is_integral<Src>::value, "integer inputs");
+    if constexpr (sizeof(Src) == 1) {
+        __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+        return std::is_signed<Src>::value ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes);
+    } else if constexpr (sizeof(Src) == 4) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    } else {
+        const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        __m256i a = _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), low_halves);
+        __m256i b = _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4)), low_halves);
+        return _mm256_inserti128_si256(a, _mm256_castsi256_si128(b), 1);
+    }
+}
+
+// Eight inputs as float32 lanes.
+inline __m256 load8_f32(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8_f32(const f16* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256 load8_f32(const bf16* p) {
+    __m256i words = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(words, 16));
+}
+
+// Four inputs as int64 lanes.
+template <class Src>
+inline __m256i load4_i64(const Src* p) {
+    static_assert(std::is_integral<Src>::value, "integer inputs");
+    if constexpr (sizeof(Src) == 4) {
+        return _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    } else {
+        static_assert(sizeof(Src) == 8, "32- or 64-bit inputs");
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    }
+}
+
+// Four inputs as int32 lanes (64-bit inputs: their low halves).
+template <class Src>
+inline __m128i load4_i32(const Src* p) {
+    static_assert(std::is_integral<Src>::value, "integer inputs");
+    if constexpr (sizeof(Src) == 1) {
+        std::int32_t word;
+        std::memcpy(&word, p, 4);
+        __m128i bytes = _mm_cvtsi32_si128(word);
+        return std::is_signed<Src>::value ? _mm_cvtepi8_epi32(bytes) : _mm_cvtepu8_epi32(bytes);
+    } else if constexpr (sizeof(Src) == 4) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    } else {
+        return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+            _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+    }
+}
+
+// Four inputs as float32 lanes.
+inline __m128 load4_f32(const float* p) { return _mm_loadu_ps(p); }
+inline __m128 load4_f32(const f16* p) {
+    return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m128 load4_f32(const bf16* p) {
+    __m128i words = _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    return _mm_castsi128_ps(_mm_slli_epi32(words, 16));
+}
+
+// Whether sum_rows8<Src, A> and sum_rows4<Src, A> exist.
+template <class Src, class A>
+constexpr bool has_sum_rows8 =
+    (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
+     (sizeof(Src) == 1 || sizeof(Src) == 4 || sizeof(Src) == 8)) ||
+    (std::is_same<A, float>::value &&
+     (std::is_same<Src, float>::value || std::is_same<Src, f16>::value ||
+      std::is_same<Src, bf16>::value)) ||
+    (std::is_same<A, long long>::value && std::is_integral<Src>::value &&
+     (sizeof(Src) == 4 || sizeof(Src) == 8)) ||
+    (std::is_same<A, double>::value && std::is_same<Src, double>::value);
+
+template <class Src, class A>
+inline void sum_rows8(A* d, const Src* s, index_t gap, index_t rows) {
+    if constexpr (std::is_same<A, std::int32_t>::value) {
+        __m256i total = _mm256_setzero_si256();
+        for (index_t t = 0; t < rows; ++t) total = _mm256_add_epi32(total, load8_i32(s + t * gap));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), total);
+    } else if constexpr (std::is_same<A, float>::value) {
+        __m256 total = _mm256_setzero_ps();
+        for (index_t t = 0; t < rows; ++t) total = _mm256_add_ps(total, load8_f32(s + t * gap));
+        _mm256_storeu_ps(d, total);
+    } else if constexpr (std::is_same<A, long long>::value) {
+        __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+        for (index_t t = 0; t < rows; ++t) {
+            lo = _mm256_add_epi64(lo, load4_i64(s + t * gap));
+            hi = _mm256_add_epi64(hi, load4_i64(s + t * gap + 4));
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), lo);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 4), hi);
+    } else {
+        static_assert(std::is_same<A, double>::value, "see has_sum_rows8");
+        __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+        for (index_t t = 0; t < rows; ++t) {
+            lo = _mm256_add_pd(lo, _mm256_loadu_pd(s + t * gap));
+            hi = _mm256_add_pd(hi, _mm256_loadu_pd(s + t * gap + 4));
+        }
+        _mm256_storeu_pd(d, lo);
+        _mm256_storeu_pd(d + 4, hi);
+    }
+}
+
+// The same for k < 4.
+template <class Src, class A>
+inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
+    if constexpr (std::is_same<A, std::int32_t>::value) {
+        __m128i total = _mm_setzero_si128();
+        for (index_t t = 0; t < rows; ++t) total = _mm_add_epi32(total, load4_i32(s + t * gap));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), total);
+    } else if constexpr (std::is_same<A, float>::value) {
+        __m128 total = _mm_setzero_ps();
+        for (index_t t = 0; t < rows; ++t) total = _mm_add_ps(total, load4_f32(s + t * gap));
+        _mm_storeu_ps(d, total);
+    } else if constexpr (std::is_same<A, long long>::value) {
+        __m256i total = _mm256_setzero_si256();
+        for (index_t t = 0; t < rows; ++t) total = _mm256_add_epi64(total, load4_i64(s + t * gap));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), total);
+    } else {
+        static_assert(std::is_same<A, double>::value, "see has_sum_rows8");
+        __m256d total = _mm256_setzero_pd();
+        for (index_t t = 0; t < rows; ++t) total = _mm256_add_pd(total, _mm256_loadu_pd(s + t * gap));
+        _mm256_storeu_pd(d, total);
+    }
+}
+
+// Transposes the 8x8 matrix of 32-bit lanes m[0..8) in place.
+inline void transpose8x8(__m256* m) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(m[i], m[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(m[i], m[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; ++i) {
+        m[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        m[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
+// Whether last_axis_rows8<Src, A> exists: float32 and int32 sums.
+template <class Src, class A>
+constexpr bool has_last_axis_rows8 =
+    has_sum_rows8<Src, A> && (std::is_same<A, float>::value || std::is_same<A, std::int32_t>::value);
+
+// The windows of eight rows of `length` <= 8 elements along the last axis (out_len <= 8
+// windows each, window j: count[j] taps from begin[j], dil apart): dst[r * out_len + j] =
+// 0 + x[begin[j]] + x[begin[j] + dil] + ... of row r, the scalar order. The rows are loaded
+// eight elements each (reading up to 8 - length elements past a row: the caller keeps that
+// within its input) and transposed, so that each tap of a window is one vector addition for
+// all eight rows; the sums are transposed back and stored row by row, each store's lanes past
+// out_len rewritten by the next row's (the last row's stored lane by lane).
+template <class Src, class A>
+inline void last_axis_rows8(const Src* src, A* dst, index_t length, index_t out_len,
+                            const index_t* begin, const index_t* count, index_t dil) {
+    constexpr bool integer = std::is_same<A, std::int32_t>::value;
+    __m256 column[8], sums[8];
+    for (index_t r = 0; r < 8; ++r) {
+        if constexpr (integer) {
+            column[r] = _mm256_castsi256_ps(load8_i32(src + r * length));
+        } else {
+            column[r] = load8_f32(src + r * length);
+        }
+    }
+    transpose8x8(column);
+    for (index_t j = 0; j < 8; ++j) {
+        __m256 total = _mm256_setzero_ps();
+        index_t taps = j < out_len ? count[j] : 0;
+        for (index_t t = 0; t < taps; ++t) {
+            __m256 tap = column[begin[j] + t * dil];
+            if constexpr (integer) {
+                total = _mm256_castsi256_ps(
+                    _mm256_add_epi32(_mm256_castps_si256(total), _mm256_castps_si256(tap)));
+            } else {
+                total = _mm256_add_ps(total, tap);
+            }
+        }
+        sums[j] = total;
+    }
+    transpose8x8(sums);
+    for (index_t r = 0; r < 7; ++r) _mm256_storeu_ps(reinterpret_cast<float*>(dst + r * out_len), sums[r]);
+    A last[8];
+    _mm256_storeu_ps(reinterpret_cast<float*>(last), sums[7]);
+    for (index_t j = 0; j < out_len; ++j) dst[7 * out_len + j] = last[j];
 }
 
 }  // namespace simd
