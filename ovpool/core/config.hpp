@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #ifndef OVPOOL_CORE_ISA
 #define OVPOOL_CORE_ISA baseline
@@ -45,6 +46,12 @@ constexpr index_t tiny_max_plane = 128;
 constexpr index_t tiny_max_taps = 4096;
 constexpr index_t tiny_lanes = 16;
 constexpr index_t tiny_block_planes = 256;
+
+// Uninitialised storage (new T[n], not a vector: zeroing a large scratch would cost more than
+// some poolings).
+template <class T> inline std::unique_ptr<T[]> allocate(index_t n) {
+    return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n > 0 ? n : 1)]);
+}
 
 }  // namespace OVPOOL_CORE_ISA
 }  // namespace core

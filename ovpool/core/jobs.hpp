@@ -20,6 +20,7 @@
 #include "geometry.hpp"
 #include "types.hpp"
 #include "average.hpp"
+#include "average_lanes.hpp"
 #include "max.hpp"
 #include "simd/rows_avx2.hpp"
 #include "simd/widen.hpp"
@@ -27,12 +28,6 @@
 namespace ovpool {
 namespace core {
 inline namespace OVPOOL_CORE_ISA {
-
-// Uninitialised storage (new T[n], not a vector: zeroing a large scratch would cost more than
-// some poolings).
-template <class T> inline std::unique_ptr<T[]> allocate(index_t n) {
-    return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n > 0 ? n : 1)]);
-}
 
 template <class S>
 class AvgJob {
@@ -55,6 +50,12 @@ class AvgJob {
             return;
         }
 #endif
+        if (AvgLanes<S>::suits(g_, planes)) {
+            mode_ = Mode::lanes;
+            lanes_.reset(new AvgLanes<S>(x, out, planes, g_, divisors_, workers));
+            items_ = lanes_->items();
+            return;
+        }
         // Consecutive planes go through the passes together in blocks of about
         // rows_block_elements, so small planes do not pay a pass's set-up each.
         index_t largest = std::max(g_.in_plane, g_.scratch);
@@ -111,11 +112,14 @@ class AvgJob {
             case Mode::same3x3:
                 run_3x3_same(item, worker);
                 break;
+            case Mode::lanes:
+                lanes_->run(item, worker);
+                break;
         }
     }
 
   private:
-    enum class Mode { planes, same3x3 };
+    enum class Mode { planes, same3x3, lanes };
     // Outputs per plane below which a block's divisors are repeated (see the constructor).
     static constexpr index_t few_outputs = 64;
 
@@ -167,6 +171,7 @@ class AvgJob {
     std::unique_ptr<std::int64_t[]> block_count_;  // a block's divisors, when repeated
     std::unique_ptr<double[]> block_real_;
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
+    std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
     index_t table_stride_ = 0;
 };
 
