@@ -344,14 +344,14 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
             std::int32_t quotients[8];
             for (; i + 8 <= n; i += 8) {
                 simd::divide_round_even8(sums + i, divisors.real + i, quotients);
-                for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+                simd::store_quotients8(out + i, quotients);
             }
         }
         if constexpr (std::is_same<A, long long>::value) {
             std::int32_t quotients[8];
             for (; i + 8 <= n; i += 8) {
                 if (simd::divide_round_even8(sums + i, divisors.real + i, quotients)) {
-                    for (index_t k = 0; k < 8; ++k) out[i + k] = static_cast<S>(quotients[k]);
+                    simd::store_quotients8(out + i, quotients);
                     continue;
                 }
                 for (index_t k = i; k < i + 8; ++k) {

@@ -95,28 +95,45 @@ struct Lanes {
 };
 
 #if OVPOOL_LANES_VECTOR
+// As registers of the build's width (a 64-byte vector type would go through the stack).
+#if defined(__AVX__)
+constexpr index_t lanes_register = 32;
+#else
+constexpr index_t lanes_register = 16;
+#endif
+
 template <class A, index_t L>
 struct Lanes<A, L, true> {
-    typedef A V __attribute__((vector_size(sizeof(A) * L)));
-    V v;
+    static constexpr index_t W = lanes_register / static_cast<index_t>(sizeof(A));
+    static constexpr index_t K = L / W;
+    typedef A V __attribute__((vector_size(lanes_register)));
+    V v[K];
     static Lanes zero() {
         Lanes z;
-        z.v = V{} ;
+        for (index_t k = 0; k < K; ++k) z.v[k] = V{};
+        return z;
+    }
+    static Lanes load(const A* r) {
+        Lanes z;
+        for (index_t k = 0; k < K; ++k) std::memcpy(&z.v[k], r + k * W, sizeof(V));
         return z;
     }
     void add(const A* r) {
-        V x;
-        std::memcpy(&x, r, sizeof x);
-        v = v + x;
+        for (index_t k = 0; k < K; ++k) {
+            V x;
+            std::memcpy(&x, r + k * W, sizeof x);
+            v[k] = v[k] + x;
+        }
     }
-    void add(const Lanes& o) { v = v + o.v; }
-    void add_zero() { v = v + A(0); }
-    static Lanes load(const A* r) {
-        Lanes z;
-        std::memcpy(&z.v, r, sizeof z.v);
-        return z;
+    void add(const Lanes& o) {
+        for (index_t k = 0; k < K; ++k) v[k] = v[k] + o.v[k];
     }
-    void get(A* out) const { std::memcpy(out, &v, sizeof v); }
+    void add_zero() {
+        for (index_t k = 0; k < K; ++k) v[k] = v[k] + A(0);
+    }
+    void get(A* out) const {
+        for (index_t k = 0; k < K; ++k) std::memcpy(out + k * W, &v[k], sizeof(V));
+    }
 };
 #endif
 
@@ -279,10 +296,13 @@ class AvgLanes {
 
     // Whether the lanes path takes this call: adaptive windows on one to three axes, more than
     // one output per plane (whole-plane reductions have their own paths), a full block of
-    // planes (a part-empty block wastes its lanes), a block that stays in L2, and no float
-    // window of 16 or more taps along the last axis (see the top of this file).
+    // planes (a part-empty block wastes its lanes), a block that stays in L2, no float window
+    // of 16 or more taps along the last axis (see the top of this file), and at least one
+    // output per sixteen inputs: the transpose costs about what the passes spend per input
+    // element, so a few large windows per plane (a 7x9x10 plane to 1x2x2) stay faster there.
     static bool suits(const Geometry& g, index_t planes) {
-        if (g.naxes < 1 || g.naxes > 3 || g.out_plane < 2 || planes < average_lanes<A>) {
+        if (g.naxes < 1 || g.naxes > 3 || g.out_plane < 2 || planes < average_lanes<A> ||
+            16 * g.out_plane < g.in_plane) {
             return false;
         }
         if (g.in_plane * average_lanes<A> > lanes_max_block || !adaptive_windows(g)) return false;
@@ -312,7 +332,7 @@ class AvgLanes {
         }
         chunk_rows_ = std::max<index_t>(1, lanes_chunk_outputs / row_outputs_);
         // The block, a row of zeros (absent taps of pair_total), the sums.
-        per_worker_ = lanes * (g_.in_plane + 1 + chunk_rows_ * row_outputs_);
+        per_worker_ = lanes * (g_.in_plane + 1) + lanes * sums_stride(lanes);
         pairs_ = true;
         index_t windows = 0;
         for (index_t a = 0; a < g_.naxes; ++a) {
@@ -357,6 +377,15 @@ class AvgLanes {
     }
 
   private:
+    // Elements from one plane's sums to the next: a chunk's, plus a cache line beyond a
+    // multiple of 4 KiB, so that the lanes' sums (written side by side) do not all fall in the
+    // same L1 set.
+    index_t sums_stride(index_t lanes) const {
+        const index_t bytes = 64 / lanes;  // the accumulator's size
+        const index_t page = 4096 / bytes;
+        return (chunk_rows_ * row_outputs_ + page - 1) / page * page + lanes;
+    }
+
     template <class B>
     void run_as(index_t item, B* scratch) const noexcept {
         constexpr index_t L = average_lanes<B>;
@@ -379,33 +408,34 @@ class AvgLanes {
         for (index_t row = rows_ * share / shares_; row < row_end; row += chunk_rows_) {
             index_t last = std::min(row_end, row + chunk_rows_);
             index_t n = (last - row) * row_outputs_;
+            const index_t stride = sums_stride(L);
             if (pairs_) {
                 switch (g_.naxes) {
                     case 1:
-                        lane_pair_sums<B, L, 1>(lanes, sums, n, count, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 1>(lanes, sums, stride, count, g_, first_, two_, row, last);
                         break;
                     case 2:
-                        lane_pair_sums<B, L, 2>(lanes, sums, n, count, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 2>(lanes, sums, stride, count, g_, first_, two_, row, last);
                         break;
                     default:
-                        lane_pair_sums<B, L, 3>(lanes, sums, n, count, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 3>(lanes, sums, stride, count, g_, first_, two_, row, last);
                         break;
                 }
             } else switch (g_.naxes) {
                 case 1:
-                    lane_sums<B, L, 1>(lanes, sums, n, count, g_, row, last);
+                    lane_sums<B, L, 1>(lanes, sums, stride, count, g_, row, last);
                     break;
                 case 2:
-                    lane_sums<B, L, 2>(lanes, sums, n, count, g_, row, last);
+                    lane_sums<B, L, 2>(lanes, sums, stride, count, g_, row, last);
                     break;
                 default:
-                    lane_sums<B, L, 3>(lanes, sums, n, count, g_, row, last);
+                    lane_sums<B, L, 3>(lanes, sums, stride, count, g_, row, last);
                     break;
             }
             index_t k = row * row_outputs_;
             Divisors part{divisors_.count + k, divisors_.real + k};
             for (index_t p = 0; p < count; ++p) {
-                write_averages(out_ + (first + p) * out_plane + k, sums + p * n, n, part);
+                write_averages(out_ + (first + p) * out_plane + k, sums + p * stride, n, part);
             }
         }
     }

@@ -14,6 +14,7 @@
 #define OVPOOL_CORE_SIMD_AVERAGE_AVX2_HPP
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../config.hpp"
 
@@ -78,6 +79,27 @@ inline void divide_round_even8(const std::int32_t* sums, const double* real,
     __m128i q1 = divide_round_even4(_mm256_cvtepi32_pd(_mm256_extracti128_si256(t, 1)),
                                     _mm256_loadu_pd(real + 4));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(quotients), _mm256_set_m128i(q1, q0));
+}
+
+// out[0 .. 8) = quotients[i] in the output's integer type (int8, uint8, int32, int64), each
+// in that type's range (an average of its values), so the saturating packs are plain
+// conversions: one store instead of eight.
+template <class S>
+inline void store_quotients8(S* out, const std::int32_t* quotients) {
+    __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(quotients));
+    __m128i low = _mm256_castsi256_si128(q), high = _mm256_extracti128_si256(q, 1);
+    if constexpr (sizeof(S) == 1) {
+        __m128i words = _mm_packs_epi32(low, high);
+        __m128i bytes = std::is_signed<S>::value ? _mm_packs_epi16(words, words)
+                                                 : _mm_packus_epi16(words, words);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+    } else if constexpr (sizeof(S) == 4) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), q);
+    } else {
+        static_assert(sizeof(S) == 8, "integer averages are 1, 4 or 8 bytes");
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_cvtepi32_epi64(low));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4), _mm256_cvtepi32_epi64(high));
+    }
 }
 
 // out[0 .. 8) = float16(sums[i] / float(real[i])), rounded to nearest even.
