@@ -40,6 +40,8 @@ template <class A> constexpr index_t average_lanes = static_cast<index_t>(64 / s
 
 // Largest transposed block (elements) the lanes path takes; larger planes keep the passes.
 constexpr index_t lanes_max_block = index_t(1) << 16;
+// Planes of at most this many elements take the lanes path even when they shrink.
+constexpr index_t lanes_small_plane = 128;
 // Outputs per plane summed before they are divided (bounds the sums' scratch).
 constexpr index_t lanes_chunk_outputs = 1024;
 
@@ -297,12 +299,13 @@ class AvgLanes {
     // Whether the lanes path takes this call: adaptive windows on one to three axes, more than
     // one output per plane (whole-plane reductions have their own paths), a full block of
     // planes (a part-empty block wastes its lanes), a block that stays in L2, no float window
-    // of 16 or more taps along the last axis (see the top of this file), and at least one
-    // output per sixteen inputs: the transpose costs about what the passes spend per input
-    // element, so a few large windows per plane (a 7x9x10 plane to 1x2x2) stay faster there.
+    // of 16 or more taps along the last axis (see the top of this file), and at least as
+    // many outputs as inputs or a plane of at most lanes_small_plane elements: the transpose
+    // costs more per input element than the passes spend on rows of some length, so planes
+    // that shrink (13x17 to 7x7, 7x9x10 to 1x2x2) stay faster there.
     static bool suits(const Geometry& g, index_t planes) {
         if (g.naxes < 1 || g.naxes > 3 || g.out_plane < 2 || planes < average_lanes<A> ||
-            16 * g.out_plane < g.in_plane) {
+            (g.out_plane < g.in_plane && g.in_plane > lanes_small_plane)) {
             return false;
         }
         if (g.in_plane * average_lanes<A> > lanes_max_block || !adaptive_windows(g)) return false;
