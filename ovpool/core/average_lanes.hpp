@@ -289,7 +289,7 @@ void lane_pair_sums(const A* block, A* sums, index_t stride, index_t count, cons
 
 // Adaptive average pooling of a call's planes `lanes` at a time (see the top of this file).
 // A work item is one block of planes, or, when there are few blocks, a share of its output
-// rows along axis 0 (each share transposes the block again: the price of using every worker).
+// rows along axis 0 (each share transposes the input rows its windows read).
 template <class S>
 class AvgLanes {
   public:
@@ -399,16 +399,26 @@ class AvgLanes {
         B* lanes = scratch;
         B* sums = scratch + L * (in_plane + 1);
         // The block transposed: element i of plane p at lanes[i * L + p]; absent planes 0.
+        // Only the input rows (along axis 0) that this item's output rows read.
+        const index_t row_begin = rows_ * share / shares_, row_end = rows_ * (share + 1) / shares_;
+        AxisTable w0 = axis_table(g_, 0);
+        const index_t inner = in_plane / w0.length;
+        index_t lo = w0.length, hi = 0;
+        for (index_t row = row_begin; row < row_end; ++row) {
+            if (w0.count[row] == 0) continue;
+            lo = std::min(lo, w0.begin[row]);
+            hi = std::max(hi, w0.begin[row] + (w0.count[row] - 1) * w0.dil + 1);
+        }
+        const index_t from = lo * inner, to = std::max(lo, hi) * inner;
         for (index_t p = 0; p < count; ++p) {
             const S* src = x_ + (first + p) * in_plane;
-            for (index_t i = 0; i < in_plane; ++i) lanes[i * L + p] = load<B>(src[i]);
+            for (index_t i = from; i < to; ++i) lanes[i * L + p] = load<B>(src[i]);
         }
         for (index_t p = count; p < L; ++p) {
-            for (index_t i = 0; i < in_plane; ++i) lanes[i * L + p] = 0;
+            for (index_t i = from; i < to; ++i) lanes[i * L + p] = 0;
         }
         for (index_t p = 0; p < L; ++p) lanes[in_plane * L + p] = 0;
-        index_t row_end = rows_ * (share + 1) / shares_;
-        for (index_t row = rows_ * share / shares_; row < row_end; row += chunk_rows_) {
+        for (index_t row = row_begin; row < row_end; row += chunk_rows_) {
             index_t last = std::min(row_end, row + chunk_rows_);
             index_t n = (last - row) * row_outputs_;
             const index_t stride = sums_stride(L);
