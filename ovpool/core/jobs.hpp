@@ -22,6 +22,7 @@
 #include "types.hpp"
 #include "average.hpp"
 #include "avg_ranged.hpp"
+#include "average_lanes.hpp"
 #include "max.hpp"
 #include "max_coded.hpp"
 #include "max_lanes.hpp"
@@ -60,6 +61,12 @@ class AvgJob {
             return;
         }
 #endif
+        if (AvgLanes<S>::suits(g_, planes)) {
+            mode_ = Mode::lanes;
+            lanes_.reset(new AvgLanes<S>(x, out, planes, g_, divisors_, workers));
+            items_ = lanes_->items();
+            return;
+        }
         // Consecutive planes go through the passes together in blocks of about
         // rows_block_elements, so small planes do not pay a pass's set-up each.
         index_t largest = std::max(g_.in_plane, g_.scratch);
@@ -132,11 +139,14 @@ class AvgJob {
             case Mode::same3x3:
                 run_3x3_same(item, worker);
                 break;
+            case Mode::lanes:
+                lanes_->run(item, worker);
+                break;
         }
     }
 
   private:
-    enum class Mode { planes, same3x3 };
+    enum class Mode { planes, same3x3, lanes };
     // Outputs per plane below which a block's divisors are repeated (see the constructor).
     static constexpr index_t few_outputs = 64;
 
@@ -189,6 +199,7 @@ class AvgJob {
     std::unique_ptr<std::int64_t[]> block_count_;  // a block's divisors, when repeated
     std::unique_ptr<double[]> block_real_;
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
+    std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
     index_t table_stride_ = 0;
     std::unique_ptr<WholePlaneAvg<S>> whole_;  // whole-plane windows (reduce.hpp)
 };
