@@ -1,8 +1,8 @@
 """Adaptive average pooling of many planes side by side (core/average_lanes.hpp).
 
 A call with at least a block of planes (16 for float32, float16, bfloat16, int8 and uint8; 8
-for float64 and int32; 4 for int64) goes through the lanes path; one plane alone goes through
-the separable passes. The lanes path must give the oracle's values and, for floats, the bits of
+for float64 and int32) goes through the lanes path; one plane alone, and int64 averages, go
+through the separable passes (int64 is checked here as that path's neighbour). The lanes path must give the oracle's values and, for floats, the bits of
 the passes (the same sums in the same order), in both kernel builds and on any thread count.
 """
 

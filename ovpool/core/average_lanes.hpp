@@ -302,8 +302,11 @@ class AvgLanes {
     // of 16 or more taps along the last axis (see the top of this file), and at least as
     // many outputs as inputs or a plane of at most lanes_small_plane elements: the transpose
     // costs more per input element than the passes spend on rows of some length, so planes
-    // that shrink (13x17 to 7x7, 7x9x10 to 1x2x2) stay faster there.
+    // that shrink (13x17 to 7x7, 7x9x10 to 1x2x2) stay faster there. int64 averages stay on
+    // the passes, which sum in int32 or int64 when the inputs allow (avg_ranged.hpp), rather
+    // than in four 128-bit lanes.
     static bool suits(const Geometry& g, index_t planes) {
+        if constexpr (std::is_same<S, std::int64_t>::value) return false;
         if (g.naxes < 1 || g.naxes > 3 || g.out_plane < 2 || planes < average_lanes<A> ||
             (g.out_plane < g.in_plane && g.in_plane > lanes_small_plane)) {
             return false;
