@@ -84,9 +84,16 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
     std::vector<index_t> taps(static_cast<std::size_t>(n), 1);
     std::uint64_t total = 1;
     for (index_t a = 0; a < n; ++a) {
-        for (index_t j = 0; j < g.output[a]; ++j) {
-            taps[a] = std::max(taps[a], g.count[g.offset[a] + j]);
+        // The interior windows all have w.taps taps: only the edge windows are read (calls
+        // with many windows spent most of their time in a loop over all of them).
+        AxisTable w = axis_table(g, a);
+        index_t longest = w.hi > w.lo ? std::max<index_t>(w.taps, 1) : 1;
+        for (index_t j = 0; j < w.out_len; ++j) {
+            if (j == w.lo && w.hi > w.lo) j = w.hi;
+            if (j >= w.out_len) break;
+            longest = std::max(longest, w.count[j]);
         }
+        taps[a] = longest;
         total *= static_cast<std::uint64_t>(taps[a]);
         if (total - 1 > largest_code || total > static_cast<std::uint64_t>(coded_max_codes)) {
             return p;
@@ -109,7 +116,9 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
         p.rel[code] = offset;
     }
     AxisTable h = axis_table(g, n - 1);
-    for (index_t j = 0; j < h.out_len; ++j) {
+    for (index_t j = 0; j < h.out_len; ++j) {  // (interior windows have taps)
+        if (j == h.lo && h.hi > h.lo && h.taps > 0) j = h.hi;
+        if (j >= h.out_len) break;
         if (h.count[j] == 0) p.empty_last.push_back(j);
     }
     p.in_place = h.step == 1 && h.out_len <= h.length && h.hi > h.lo;
@@ -273,7 +282,19 @@ template <class Src, class A, class U>
 void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, index_t rows,
                      const AxisTable& h, const CodedPlan& plan, A empty_value) {
     const index_t width = h.length, pitch = plan.pitch;
-    if (h.hi > h.lo) {
+    if (h.hi > h.lo && h.taps == 1 && !plan.in_place) {
+        // One tap per window with a stride: the windows are every step-th element, so they
+        // are picked straight from x (code 0) rather than from a run of every element.
+        for (index_t o = 0; o < rows; ++o) {
+            const Src* from = x + o * width + h.begin[h.lo];
+            A* to = d + o * pitch + h.lo;
+            U* to_code = c + o * pitch + h.lo;
+            for (index_t j = 0; j < h.hi - h.lo; ++j) {
+                to[j] = load<A>(from[j * h.step]);
+                to_code[j] = 0;
+            }
+        }
+    } else if (h.hi > h.lo) {
         // Every stride-1 window from begin[lo] on, across rows: run element k holds the
         // window whose first tap is x[begin[lo] + k].
         index_t span = (h.hi - h.lo - 1) * h.step + 1;
