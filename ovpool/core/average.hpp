@@ -90,9 +90,10 @@ inline void accumulate_row(A* acc, const Src* row, index_t n) {
 }
 
 // dst[i] = (Add ? dst[i] : 0) + r[i] + r[gap + i] + ... over M runs (r = first), in that
-// order, in one sweep over dst.
+// order, in one sweep over dst. dst never overlaps the runs (the passes read one buffer and
+// write another); saying so lets the compiler vectorise without checking five pointers.
 template <int M, bool Add, class Src, class A>
-inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t n) {
+inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t n) {
     const Src* r0 = first;
     const Src* r1 = first + (M > 1 ? gap : 0);
     const Src* r2 = first + (M > 2 ? 2 * gap : 0);
@@ -130,6 +131,14 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
     }
     index_t t = std::min<index_t>(rows, 4);
     sweep_rows<false>(dst, first, gap, t, n);
+    if (gap == n && n >= 64) {
+        // Long adjacent runs (a window of whole rows of a large plane): run by run reads the
+        // input as one sequential stream, which large inputs stream from memory faster than
+        // four runs at once (adaptive 224x224 -> 7x7 float32: 10 ms against 6 ms on one
+        // thread); short runs gain more from writing dst once per four.
+        for (; t < rows; ++t) sweep_rows<1, true>(dst, first + t * gap, gap, n);
+        return;
+    }
     for (; t < rows; t += 4) sweep_rows<true>(dst, first + t * gap, gap, std::min<index_t>(rows - t, 4), n);
 }
 
