@@ -175,6 +175,36 @@ def test_small_planes_with_indices_match_the_oracle(dtype):
             assert got32.dtype == np.int32
 
 
+def _max_pool_input(rng, dtype, shape, nan_run):
+    """Small integers in `dtype` (bfloat16 by name) with ties; for floats also NaN, a run of
+    `nan_run` NaNs at the start of the first plane (whole-NaN windows), and signed zeros."""
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
+    x = rng.integers(0 if dtype == np.uint8 else -3, 4, size=shape).astype(dtype)
+    if not np.issubdtype(np.dtype(dtype), np.integer):
+        x[rng.random(shape) < 0.15] = np.nan
+        x.reshape(shape[0] * shape[1], -1)[0, :nan_run] = np.nan  # whole-NaN windows
+        x[x == 0] = -0.0
+        x.reshape(-1)[rng.random(x.size) < 0.1] = 0.0  # +0 ties with -0
+    return x
+
+
+def _assert_max_pool_matches(x, k, s, pb, pe, d):
+    """max_pool (ceil_torch) against the oracle, values bit for bit and int64 indices, for
+    indices across planes (axis 0) and within them (axis 2); returns the oracle's values."""
+    from reference import ref_max_pool
+
+    for axis in (0, 2):
+        want, want_index = ref_max_pool(x, k, s, pb, pe, d, axis=axis,
+                                        rounding_type="ceil_torch")
+        got, got_index = ovpool.max_pool(x, k, s, pb, pe, d, axis=axis,
+                                         rounding_type="ceil_torch")
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        np.testing.assert_array_equal(got_index, want_index)
+    return want
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int8,
                                    np.uint8, np.int32, np.int64])
 def test_tiny_planes_match_the_oracle(dtype):
@@ -183,20 +213,11 @@ def test_tiny_planes_match_the_oracle(dtype):
     counts that are not a multiple of the group or of the work item, ties, NaN and all-NaN windows,
     signed zeros, empty windows (padding past the input), adaptive windows, int64 and int32
     indices, indices across planes and within them, and values alone."""
-    from reference import ref_adaptive_max_pool, ref_max_pool
+    from reference import ref_adaptive_max_pool
 
-    if dtype == "bfloat16":
-        import ml_dtypes
-        dtype = ml_dtypes.bfloat16
     rng = np.random.default_rng(29)
-    floating = not np.issubdtype(np.dtype(dtype), np.integer)
     for shape in [(3, 7, 5, 7), (1, 300, 11, 11), (2, 9, 23), (2, 5, 3, 4, 5), (1, 17, 2, 3)]:
-        x = rng.integers(0 if dtype == np.uint8 else -3, 4, size=shape).astype(dtype)
-        if floating:
-            x[rng.random(shape) < 0.15] = np.nan
-            x.reshape(shape[0] * shape[1], -1)[0, :6] = np.nan  # whole-NaN windows
-            x[x == 0] = -0.0
-            x.reshape(-1)[rng.random(x.size) < 0.1] = 0.0      # +0 ties with -0
+        x = _max_pool_input(rng, dtype, shape, 6)
         rank = len(shape) - 2
         for size in [(2,) * rank, (1,) * rank, shape[2:], tuple(n + 3 for n in shape[2:])]:
             want, want_index = ref_adaptive_max_pool(x, size)
@@ -204,13 +225,7 @@ def test_tiny_planes_match_the_oracle(dtype):
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
             np.testing.assert_array_equal(got_index, want_index)
         for k, s, pb, pe, d in [(3, 2, 1, 1, 1), (2, 1, 0, 0, 1), (2, 2, 0, 3, 2), (1, 3, 0, 0, 1)]:
-            for axis in (0, 2):
-                want, want_index = ref_max_pool(x, k, s, pb, pe, d, axis=axis,
-                                                rounding_type="ceil_torch")
-                got, got_index = ovpool.max_pool(x, k, s, pb, pe, d, axis=axis,
-                                                 rounding_type="ceil_torch")
-                np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
-                np.testing.assert_array_equal(got_index, want_index)
+            want = _assert_max_pool_matches(x, k, s, pb, pe, d)
             got = ovpool.max_pool(x, k, s, pb, pe, d, return_indices=False,
                                   rounding_type="ceil_torch")
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
@@ -229,11 +244,7 @@ def test_tap_code_passes_match_the_oracle(dtype):
     first maximum in row-major window order, as the oracle's."""
     from reference import ref_max_pool
 
-    if dtype == "bfloat16":
-        import ml_dtypes
-        dtype = ml_dtypes.bfloat16
     rng = np.random.default_rng(41)
-    floating = not np.issubdtype(np.dtype(dtype), np.integer)
     windows = {1: [(3, 1, 1, 1, 1), (4, 2, 0, 3, 2), (5, 3, 2, 2, 1), (2, 4, 0, 5, 3)],
                2: [((3, 5), (1, 1), (1, 2), (1, 2), (1, 2)), ((5, 3), (2, 3), (0, 1), (4, 3), 1),
                    ((4, 2), (3, 2), (2, 0), (3, 4), (2, 3)), ((2, 7), (4, 1), 0, 0, (3, 1)),
@@ -241,20 +252,9 @@ def test_tap_code_passes_match_the_oracle(dtype):
                3: [((2, 3, 2), (2, 1, 3), (0, 1, 1), (1, 0, 2), (1, 2, 1)),
                    ((3, 2, 4), (1, 3, 2), 1, 0, (2, 1, 1))]}
     for shape in [(1, 2, 301), (1, 2, 23, 29), (1, 6, 9, 59), (1, 1, 8, 80), (1, 2, 9, 7, 13)]:
-        x = rng.integers(0 if dtype == np.uint8 else -3, 4, size=shape).astype(dtype)
-        if floating:
-            x[rng.random(shape) < 0.15] = np.nan
-            x.reshape(shape[0] * shape[1], -1)[0, :40] = np.nan  # whole-NaN windows
-            x[x == 0] = -0.0
-            x.reshape(-1)[rng.random(x.size) < 0.1] = 0.0        # +0 ties with -0
+        x = _max_pool_input(rng, dtype, shape, 40)
         for k, s, pb, pe, d in windows[len(shape) - 2]:
-            for axis in (0, 2):
-                want, want_index = ref_max_pool(x, k, s, pb, pe, d, axis=axis,
-                                                rounding_type="ceil_torch")
-                got, got_index = ovpool.max_pool(x, k, s, pb, pe, d, axis=axis,
-                                                 rounding_type="ceil_torch")
-                np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
-                np.testing.assert_array_equal(got_index, want_index)
+            _assert_max_pool_matches(x, k, s, pb, pe, d)
             got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch",
                                     index_element_type="i32")[1]
             np.testing.assert_array_equal(got32, ref_max_pool(
