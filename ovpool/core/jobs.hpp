@@ -253,7 +253,7 @@ class MaxJob {
                     block_ = std::min(block_, std::max<index_t>(1, planes / (4 * workers)));
                 }
                 items_ = (planes + block_ - 1) / block_;
-                coded_ = make_coded_plan(g_, std::numeric_limits<U>::max(), block_);
+                size_coded_plan(coded_, g_, block_);
                 per_worker_ = coded_.scratch();
                 if constexpr (is_half_float<S>) per_worker_ += block_ * g_.in_plane;
                 scratch_ = allocate<A>(workers * per_worker_);

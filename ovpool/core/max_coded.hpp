@@ -75,6 +75,8 @@ struct CodedPlan {
     index_t scratch() const { return run + 2 * buffer; }
 };
 
+inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block);
+
 // A plan for `g` with codes up to `largest_code` and blocks of `block` planes, or one that is
 // not usable (windows of more taps than that, or an empty plane).
 inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, index_t block) {
@@ -123,6 +125,16 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
     }
     p.in_place = h.step == 1 && h.out_len <= h.length && h.hi > h.lo;
     p.pitch = p.in_place ? h.length : h.out_len;
+    size_coded_plan(p, g, block);
+    p.usable = true;
+    return p;
+}
+
+// Sets p's buffer sizes for blocks of `block` planes (the rest of the plan does not depend on
+// the block, so a caller that picks the block from one plan's sizes resizes it).
+inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
+    const index_t n = g.naxes;
+    AxisTable h = axis_table(g, n - 1);
     // Pass results: (planes) x (axes before a at input length) x (axes from a at output
     // length), the last at the pitch.
     index_t before = block * (g.in_plane / h.length), after = p.pitch;
@@ -135,8 +147,6 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
     // The runs: at most the block's planes (last axis, then one value per row for its edge
     // windows) or a pass's input (the others).
     p.run = std::max(block * g.in_plane + block * (g.in_plane / h.length), p.buffer);
-    p.usable = true;
-    return p;
 }
 
 // d[i], c[i] = the value of r[i] and its code: rc[i] + add (rc null: add).
