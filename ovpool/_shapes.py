@@ -60,6 +60,18 @@ class AxisWindow:
     def effective_kernel(self):
         return (self.kernel - 1) * self.dilation + 1
 
+    def __post_init__(self):
+        # Checked once here, so a window's fields are plain ints wherever it goes and the
+        # pooling entry points need only check that they were given AxisWindows.
+        for name in _AXIS_WINDOW_FIELDS:
+            value = getattr(self, name)
+            if not _is_int(value):
+                raise BadAttributeError(f"AxisWindow field '{name}' must be an int, got {value!r}")
+            object.__setattr__(self, name, int(value))
+
+
+_AXIS_WINDOW_FIELDS = tuple(AxisWindow.__dataclass_fields__)
+
 
 def _is_int(value):
     return type(value) is int or (isinstance(value, numbers.Integral)

@@ -103,8 +103,16 @@ VERSIONS = {
 }
 
 
+# (op, opset) -> Version, for opsets given as plain ints that passed op_version's checks.
+_IN_FORCE = {}
+
+
 def op_version(op, opset):
     """The :class:`Version` of ``op`` in force at ai.onnx ``opset``."""
+    if type(opset) is int:
+        version = _IN_FORCE.get((op, opset))
+        if version is not None:
+            return version
     if isinstance(opset, bool) or not isinstance(opset, numbers.Integral) or opset < 1:
         raise BadAttributeError(f"opset must be a positive int, got {opset!r}")
     if opset > LATEST_OPSET:
@@ -113,7 +121,10 @@ def op_version(op, opset):
     versions = VERSIONS[op]
     if opset < versions[0].since:
         raise BadAttributeError(f"{op} does not exist in opset {opset}")
-    return [v for v in versions if v.since <= opset][-1]
+    version = [v for v in versions if v.since <= opset][-1]
+    if type(opset) is int:
+        _IN_FORCE[(op, opset)] = version
+    return version
 
 
 def _check_attributes(version, opset, given):
@@ -143,10 +154,18 @@ def _flag(version, name, value):
     raise BadAttributeError(f"{version.name}: attribute '{name}' must be 0 or 1, got {value!r}")
 
 
+# (version, dtype) pairs check_dtype accepted (a dtype's name is slow to ask for).
+_ACCEPTED = set()
+
+
 def check_dtype(version, opset, dtype):
     """Refuse an input element type that ``version`` (in force at ``opset``) does not accept."""
+    if (version, dtype) in _ACCEPTED:
+        return
     dtype = np.dtype(dtype)
-    if dtype.name not in version.dtypes:
+    if dtype.name in version.dtypes:
+        _ACCEPTED.add((version, dtype))
+    else:
         raise BadDtypeError(
             f"{version.name} (opset {opset}) does not accept input dtype {dtype}; "
             f"it accepts {', '.join(sorted(version.dtypes))}")

@@ -233,6 +233,18 @@ def test_dtypes_per_version(op, dtype, refused, accepted):
         out = function(x, *args, opset=accepted)
         out = out[0] if isinstance(out, tuple) else out
         assert out.dtype == x.dtype
+        # what a newer version accepted (and remembered) is still refused by the older one
+        with pytest.raises(BadDtypeError, match=rf"opset {refused}"):
+            function(x, *args, opset=refused)
+
+
+def test_op_version_lookups_are_checked_after_they_are_remembered():
+    assert op_version("AveragePool", 19).since == 19
+    assert op_version("AveragePool", np.int64(18)).since == 11
+    assert op_version("AveragePool", 19) is op_version("AveragePool", np.int32(19))
+    for opset in (True, 0, 29, 19.0):
+        with pytest.raises(BadAttributeError, match="opset"):
+            op_version("AveragePool", opset)
 
 
 def test_bfloat16_average_and_max():

@@ -40,3 +40,22 @@ def test_windows_must_fit_the_input():
         pooling.avg_pool_windows(x, (AxisWindow(4, 2, 1, 1, 0, 0, 3),), "exclude_pad")
     with pytest.raises(BadAttributeError, match="divisor rule"):
         pooling.avg_pool_windows(x, resolve_pool_axes(x.shape, 2), "ceil")
+
+
+def test_axis_windows_hold_plain_ints():
+    window = AxisWindow(np.int64(5), 2, np.int32(1), 1, 0, 0, 4)
+    assert all(type(v) is int for v in vars(window).values())
+    x = np.arange(5, dtype=np.float32).reshape(1, 1, 5)
+    np.testing.assert_array_equal(pooling.avg_pool_windows(x, (window,), "exclude_pad"),
+                                  [[[0.5, 1.5, 2.5, 3.5]]])
+    for bad in (2.0, True, "2", None):
+        with pytest.raises(BadAttributeError, match="field 'kernel' must be an int"):
+            AxisWindow(5, bad, 1, 1, 0, 0, 4)
+
+
+def test_windows_must_be_axis_windows():
+    x = np.zeros((1, 1, 5), np.float32)
+    with pytest.raises(BadAttributeError, match="one AxisWindow per spatial axis"):
+        pooling.avg_pool_windows(x, ((5, 2, 1, 1, 0, 0, 4),), "exclude_pad")
+    with pytest.raises(BadAttributeError, match="one AxisWindow per spatial axis"):
+        pooling.max_pool_windows(x, resolve_pool_axes(x.shape, 2) * 2)
