@@ -188,6 +188,8 @@ def main(argv=None):
         threads, "QUICK mode (rough numbers)" if args.quick else
         "best of %d batches of ~%.1f s" % (n_batches, batch_s)))
     print("versions: " + ", ".join("%s %s" % (k, v) for k, v in versions.items() if v))
+    if ovpool is not None:
+        print(harness.describe_ovpool(ovpool))
     print("machine: %s, %d cpu(s)" % (platform.processor() or platform.machine(),
                                       os.cpu_count() or 0))
 

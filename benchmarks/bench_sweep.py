@@ -525,6 +525,7 @@ def main(argv=None):
     print("ovpool sweep benchmark: %d configurations, %d thread(s) for every engine, %s" % (
         len(configs), args.threads, "QUICK mode (rough numbers)" if args.quick else
         "best of %d batches of ~%.2f s" % (n_batches, batch_s)))
+    print(harness.describe_ovpool(ovpool))
     results = []
     for cfg in configs:
         print("%d/%d %s" % (cfg["id"], len(configs), describe(cfg)), file=sys.stderr,

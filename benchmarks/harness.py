@@ -80,6 +80,13 @@ def import_ovpool():
     return ovpool, None
 
 
+def describe_ovpool(ovpool):
+    """Where the timed ovpool was imported from and which kernel build it runs, for the
+    header of a results table (comparing two trees means running each tree's own script)."""
+    return "ovpool: %s, kernel build %s" % (os.path.dirname(os.path.abspath(ovpool.__file__)),
+                                           ovpool.kernel_variant())
+
+
 class NoOp(Exception):
     """The engine has no operator for this case."""
 

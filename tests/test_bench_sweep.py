@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 import bench_sweep
+import ovpool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "benchmarks", "bench_sweep.py")
@@ -52,6 +53,9 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path):
                           env=env, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
+    # the timed ovpool is this checkout's, whatever else is on the path
+    assert lines[1] == "ovpool: %s, kernel build %s" % (os.path.join(ROOT, "ovpool"),
+                                                        ovpool.kernel_variant())
     assert lines[-2].startswith("ovpool/roofline: geomean ")
     assert lines[-2].endswith("(4 configurations)")
     assert lines[-1].startswith("ovpool/best_peer: ")
