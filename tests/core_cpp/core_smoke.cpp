@@ -174,7 +174,32 @@ static void test_integer_division() {
     expect_equal("write_averages int64", written, want);
 }
 
+// Eight rows of four int8 elements, one window each (taps 0..1 of a k3 window with one
+// element of left padding, stride 4): the AVX2 build sums them transposed, eight rows at a
+// time. Its stores must stay within the group's 8 * out_len sums: the sums after them are
+// guards that must come out untouched.
+static void test_short_rows_stay_in_their_group() {
+#if OVPOOL_CORE_HAVE_AVX2
+    std::vector<std::int8_t> rows(8 * 4 + 8);  // (eight more: a row is read eight wide)
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::int8_t>(i * 7 - 60);
+    const index_t begin[] = {0, 0, 0}, count[] = {2, 2, 2};
+    for (index_t out_len : {1, 2, 3}) {
+        std::vector<std::int32_t> sums(8 * out_len + 8, -12345), want(sums);
+        core::OVPOOL_CORE_ISA::simd::last_axis_rows8(rows.data(), sums.data(), 4, out_len,
+                                                     begin, count, 1);
+        for (index_t r = 0; r < 8; ++r) {
+            for (index_t j = 0; j < out_len; ++j) {
+                // (every window of this test takes the same two taps of its row)
+                want[r * out_len + j] = rows[r * 4] + rows[r * 4 + 1];
+            }
+        }
+        expect_equal("last_axis_rows8 stays within its rows", sums, want);
+    }
+#endif
+}
+
 int main() {
+    test_short_rows_stay_in_their_group();
     test_average();
     test_max();
     test_conversions();

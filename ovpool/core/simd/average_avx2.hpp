@@ -271,8 +271,9 @@ constexpr bool has_last_axis_rows8 =
 // 0 + x[begin[j]] + x[begin[j] + dil] + ... of row r, the scalar order. The rows are loaded
 // eight elements each (reading up to 8 - length elements past a row: the caller keeps that
 // within its input) and transposed, so that each tap of a window is one vector addition for
-// all eight rows; the sums are transposed back and stored row by row, each store's lanes past
-// out_len rewritten by the next row's (the last row's stored lane by lane).
+// all eight rows; the sums are transposed back and stored row by row in eight-lane stores,
+// each store's lanes past out_len rewritten by the next rows'. A store that would reach past
+// the group's 8 * out_len sums goes through a buffer instead, lane by lane.
 template <class Src, class A>
 inline void last_axis_rows8(const Src* src, A* dst, index_t length, index_t out_len,
                             const index_t* begin, const index_t* count, index_t dil) {
@@ -301,10 +302,15 @@ inline void last_axis_rows8(const Src* src, A* dst, index_t length, index_t out_
         sums[j] = total;
     }
     transpose8x8(sums);
-    for (index_t r = 0; r < 7; ++r) _mm256_storeu_ps(reinterpret_cast<float*>(dst + r * out_len), sums[r]);
-    A last[8];
-    _mm256_storeu_ps(reinterpret_cast<float*>(last), sums[7]);
-    for (index_t j = 0; j < out_len; ++j) dst[7 * out_len + j] = last[j];
+    index_t r = 0;
+    for (; r < 8 && r * out_len + 8 <= 8 * out_len; ++r) {
+        _mm256_storeu_ps(reinterpret_cast<float*>(dst + r * out_len), sums[r]);
+    }
+    for (; r < 8; ++r) {
+        A row[8];
+        _mm256_storeu_ps(reinterpret_cast<float*>(row), sums[r]);
+        for (index_t j = 0; j < out_len; ++j) dst[r * out_len + j] = row[j];
+    }
 }
 
 }  // namespace simd
