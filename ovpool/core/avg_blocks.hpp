@@ -40,7 +40,7 @@ inline namespace OVPOOL_CORE_ISA {
 
 // Last axes of at most this many elements take the blocks (longer rows amortise the passes'
 // set-up on their own).
-constexpr index_t blocks_max_row = 16;
+constexpr index_t blocks_max_row = 64;
 
 // The packed tables (see make_geometry) of g with one more, innermost axis of `lanes`
 // positions, each window of which is the one input at its own position.

@@ -69,7 +69,8 @@ class AvgJob {
             return;
         }
         if (AvgBlocks<S>::suits(g_, planes)) {
-            // Small planes of short rows: blocks of planes side by side (avg_blocks.hpp).
+            // Small planes of short rows (other than the adaptive ones the lanes take): blocks
+            // of planes side by side (avg_blocks.hpp).
             mode_ = Mode::blocks;
             blocks_.reset(new AvgBlocks<S>(x, out, planes, g_, divisors_, workers));
             items_ = blocks_->items();
