@@ -41,6 +41,9 @@ inline namespace OVPOOL_CORE_ISA {
 // Last axes of at most this many elements take the blocks (longer rows amortise the passes'
 // set-up on their own).
 constexpr index_t blocks_max_row = 64;
+// Largest transposed block (elements): larger ones (int8 43x61 planes, 42k) leave L2 in the
+// passes and are slower than the passes plane by plane.
+constexpr index_t blocks_max_block = index_t(1) << 15;
 
 // The packed tables (see make_geometry) of g with one more, innermost axis of `lanes`
 // positions, each window of which is the one input at its own position.
@@ -164,12 +167,12 @@ class AvgBlocks {
     static constexpr index_t L = average_lanes<B>;
 
     // Whether the blocks take this call: at least one full block of planes, a last axis of at
-    // most blocks_max_row elements, a block that stays in L2 (as in the lanes path), int8 /
+    // most blocks_max_row elements, a block of at most blocks_max_block elements, int8 /
     // uint8 windows whose sums fit in int32, and no float window of 16 or more taps along the
     // last axis (see the top of this file).
     static bool suits(const Geometry& g, index_t planes) {
         if (g.naxes < 1 || planes < L || g.length[g.naxes - 1] > blocks_max_row ||
-            g.in_plane * L > lanes_max_block) {
+            g.in_plane * L > blocks_max_block) {
             return false;
         }
         if constexpr (std::is_integral<S>::value && !ranged_average<S>::value) {
