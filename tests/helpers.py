@@ -174,3 +174,29 @@ def write(tmp_path, xml, weights=WEIGHTS, name="model"):
 def edit(old, new, text=GOOD):
     assert old in text, old
     return text.replace(old, new, 1)
+
+
+def assert_planes_keep_their_bits(pool_all, values, dtypes):
+    """For each dtype: ``pool_all(x)`` (a list of arrays, x = ``values`` of that dtype, shaped
+    (N, C, ...)) gives the same bytes with two threads and with one, and every plane of its
+    results the bytes of that plane pooled on its own (a call of one plane takes the passes)."""
+    import ovpool
+
+    n, c = values.shape[:2]
+    planes = [(0, 0), (0, c - 1), (n - 1, c // 2)]
+    for dtype in dtypes:
+        x = values.astype(dtype)
+        threads = ovpool.get_num_threads()
+        try:
+            ovpool.set_num_threads(2)
+            together = pool_all(x)
+            ovpool.set_num_threads(1)
+            single = pool_all(x)
+        finally:
+            ovpool.set_num_threads(threads)
+        alone = [pool_all(x[i:i + 1, j:j + 1]) for i, j in planes]
+        for k, (a, b) in enumerate(zip(together, single)):
+            np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+            for (i, j), results in zip(planes, alone):
+                np.testing.assert_array_equal(a[i:i + 1, j:j + 1].view(np.uint8),
+                                              results[k].view(np.uint8))

@@ -6,10 +6,12 @@ through the separable passes (int64 is checked here as that path's neighbour). T
 the passes (the same sums in the same order), in both kernel builds and on any thread count.
 """
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import ovpool
+from helpers import assert_planes_keep_their_bits
 from reference import ref_adaptive_avg_pool
 from test_kernels import _assert_builds_agree_bitwise, _avx2_build
 
@@ -75,28 +77,11 @@ def _each_size(x):
 def test_lanes_averages_keep_the_bits_of_each_plane_alone(monkeypatch, shape):
     """Random floats (sums that round): every plane of a call gets the bits of that plane
     pooled on its own (by the passes), with one or two threads and in both builds."""
-    import ml_dtypes
-
     rng = np.random.default_rng(37)
     values = rng.standard_normal(shape) * 100
     values.reshape(-1)[rng.random(values.size) < 0.02] = -0.0
-    planes = [(0, 0), (0, shape[1] - 1), (shape[0] - 1, shape[1] // 2)]
-    for dtype in (np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int32):
-        x = values.astype(dtype)
-        threads = ovpool.get_num_threads()
-        try:
-            ovpool.set_num_threads(2)
-            together = _each_size(x)
-            ovpool.set_num_threads(1)
-            single = _each_size(x)
-        finally:
-            ovpool.set_num_threads(threads)
-        alone = [_each_size(x[n:n + 1, c:c + 1]) for n, c in planes]
-        for i, (a, b) in enumerate(zip(together, single)):
-            np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
-            for (n, c), results in zip(planes, alone):
-                np.testing.assert_array_equal(a[n:n + 1, c:c + 1].view(np.uint8),
-                                              results[i].view(np.uint8))
+    assert_planes_keep_their_bits(_each_size, values, (np.float32, np.float16,
+                                                       ml_dtypes.bfloat16, np.float64, np.int32))
     if _avx2_build() is None:  # platforms other than x86-64 build the baseline only
         return
     _assert_builds_agree_bitwise(monkeypatch, lambda: [

@@ -65,6 +65,16 @@ inline void sum_windows(const Src* row, A* out, const index_t* begin, const inde
     }
 }
 
+// Whether a window along g's last axis has 16 or more taps: sum_windows sums such windows in
+// eight partial sums when that axis is innermost (floats then round differently from a sum
+// tap by tap), so paths that sum tap by tap leave such tables to the passes.
+inline bool last_axis_partial_sums(const Geometry& g) {
+    AxisTable w = axis_table(g, g.naxes - 1);
+    for (index_t j = 0; j < w.out_len; ++j)
+        if (w.count[j] >= 16) return true;
+    return false;
+}
+
 // acc[i] += row[i] over a float16 row. The vectoriser cannot widen float16 by itself short of
 // AVX512-FP16, so with F16C the conversion is spelled out, eight elements at a time.
 inline void add_f16_row(float* acc, const f16* row, index_t n) {
@@ -550,12 +560,10 @@ inline bool identity_axis(const Geometry& g, index_t axis) {
     return true;
 }
 
-// Average-pool `planes` consecutive planes with the passes, so small planes share one pass's
-// set-up. `scratch` holds two buffers of planes * Geometry::scratch elements (one for a
-// single axis). `divisors` cover `divided` outputs: 1 plane's, or all of them (repeated).
+// The sums of every window of `planes` consecutive planes by the passes, in one of the two
+// buffers of `scratch` (see avg_planes), which is returned: planes * out_plane sums.
 template <class S, class A>
-void avg_planes(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
-                index_t planes, index_t divided) {
+const A* sum_passes(const S* x, A* scratch, const Geometry& g, index_t planes) {
     // Axes whose windows are each one input (kernel 1, stride 1, no padding) are skipped
     // unless every axis is: their pass would only add each value to +0, which the other
     // passes do anyway (so not even a -0 survives).
@@ -572,6 +580,16 @@ void avg_planes(const S* x, S* out, A* scratch, const Geometry& g, const Divisor
         dst = target;
         ++passes;
     }
+    return dst;
+}
+
+// Average-pool `planes` consecutive planes with the passes, so small planes share one pass's
+// set-up. `scratch` holds two buffers of planes * Geometry::scratch elements (one for a
+// single axis). `divisors` cover `divided` outputs: 1 plane's, or all of them (repeated).
+template <class S, class A>
+void avg_planes(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
+                index_t planes, index_t divided) {
+    const A* dst = sum_passes(x, scratch, g, planes);
     index_t total = planes * g.out_plane;
     for (index_t at = 0; at < total; at += divided) {
         write_averages(out + at, dst + at, std::min(divided, total - at), divisors);

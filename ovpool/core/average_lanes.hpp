@@ -312,12 +312,7 @@ class AvgLanes {
             return false;
         }
         if (g.in_plane * average_lanes<A> > lanes_max_block || !adaptive_windows(g)) return false;
-        if (std::is_floating_point<A>::value) {
-            AxisTable w = axis_table(g, g.naxes - 1);
-            for (index_t j = 0; j < w.out_len; ++j)
-                if (w.count[j] >= 16) return false;
-        }
-        return true;
+        return !(std::is_floating_point<A>::value && last_axis_partial_sums(g));
     }
 
     // The divisors cover one plane's outputs. Throws std::bad_alloc.

@@ -21,6 +21,7 @@
 #include "geometry.hpp"
 #include "types.hpp"
 #include "average.hpp"
+#include "avg_blocks.hpp"
 #include "avg_ranged.hpp"
 #include "average_lanes.hpp"
 #include "max.hpp"
@@ -65,6 +66,14 @@ class AvgJob {
             mode_ = Mode::lanes;
             lanes_.reset(new AvgLanes<S>(x, out, planes, g_, divisors_, workers));
             items_ = lanes_->items();
+            return;
+        }
+        if (AvgBlocks<S>::suits(g_, planes)) {
+            // Small planes of short rows (other than the adaptive ones the lanes take): blocks
+            // of planes side by side (avg_blocks.hpp).
+            mode_ = Mode::blocks;
+            blocks_.reset(new AvgBlocks<S>(x, out, planes, g_, divisors_, workers));
+            items_ = blocks_->items();
             return;
         }
         // Consecutive planes go through the passes together in blocks of about
@@ -142,11 +151,14 @@ class AvgJob {
             case Mode::lanes:
                 lanes_->run(item, worker);
                 break;
+            case Mode::blocks:
+                blocks_->run(item, worker);
+                break;
         }
     }
 
   private:
-    enum class Mode { planes, same3x3, lanes };
+    enum class Mode { planes, same3x3, lanes, blocks };
     // Outputs per plane below which a block's divisors are repeated (see the constructor).
     static constexpr index_t few_outputs = 64;
 
@@ -200,6 +212,7 @@ class AvgJob {
     std::unique_ptr<double[]> block_real_;
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
+    std::unique_ptr<AvgBlocks<S>> blocks_;  // blocks mode (avg_blocks.hpp)
     index_t table_stride_ = 0;
     std::unique_ptr<WholePlaneAvg<S>> whole_;  // whole-plane windows (reduce.hpp)
 };

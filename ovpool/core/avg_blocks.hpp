@@ -1,0 +1,263 @@
+// Fixed-window averages of small planes side by side ("plane blocks").
+//
+// The passes of average.hpp pay a loop set-up per window and per row, which for planes of a
+// few short rows (7x8, 9x6, a 1-D row of 50) costs far more than the additions. Here a block
+// of `lanes` consecutive planes is transposed into a per-worker buffer, element i of plane p
+// at [i * lanes + p] (widened to the accumulator), which is one plane of the input's spatial
+// shape with one more, innermost axis of `lanes` positions. The passes then pool that plane
+// through the same window tables with that axis added (each of its windows the one input at
+// its own position, so its pass is skipped): every tap of a window is a run of at least
+// `lanes` contiguous values, summed in whole vectors. The sums are transposed back plane by
+// plane and divided by write_averages, the rule every average path uses.
+//
+// Order: the passes sum the same taps in the same order for each lane as for a plane on its
+// own (axis by axis, each partial sum from +0, taps in window order), so results are the same
+// bits; the one exception, float windows of 16 or more taps along the last axis (summed in
+// eight partial sums when that axis is innermost, see sum_windows), does not come here.
+// Integer sums are in int32: int8 / uint8 windows here are far too small to overflow it, and
+// int32 / int64 inputs bound their block's magnitude first (avg_ranged.hpp), the rare block
+// that does not fit going through the passes plane by plane in the full accumulator.
+#ifndef OVPOOL_CORE_AVG_BLOCKS_HPP
+#define OVPOOL_CORE_AVG_BLOCKS_HPP
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <type_traits>
+
+#include "config.hpp"
+#include "geometry.hpp"
+#include "types.hpp"
+#include "average.hpp"
+#include "average_lanes.hpp"
+#include "avg_ranged.hpp"
+#include "simd/average_avx2.hpp"
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+
+// Last axes of at most this many elements take the blocks (longer rows amortise the passes'
+// set-up on their own).
+constexpr index_t blocks_max_row = 64;
+// Largest transposed block (elements): larger ones (int8 43x61 planes, 42k) leave L2 in the
+// passes and are slower than the passes plane by plane.
+constexpr index_t blocks_max_block = index_t(1) << 15;
+
+// The packed tables (see make_geometry) of g with one more, innermost axis of `lanes`
+// positions, each window of which is the one input at its own position.
+inline std::unique_ptr<index_t[]> lane_axis_tables(const Geometry& g, index_t lanes) {
+    const index_t n = g.naxes, m = n + 1;
+    index_t windows = 0;
+    for (index_t a = 0; a < n; ++a) windows += g.output[a];
+    std::unique_ptr<index_t[]> p = allocate<index_t>(2 + 7 * m + 2 * (windows + lanes));
+    p[0] = m;
+    p[1] = g.scratch * lanes;
+    index_t* length = p.get() + 2;
+    index_t* output = length + m;
+    index_t* dilation = output + m;
+    index_t* offset = dilation + m;
+    index_t* stride = offset + m;
+    index_t* interior = stride + m;
+    index_t* begin = interior + 2 * m;
+    index_t* count = begin + windows + lanes;
+    for (index_t a = 0; a < n; ++a) {
+        length[a] = g.length[a];
+        output[a] = g.output[a];
+        dilation[a] = g.dilation[a];
+        offset[a] = g.offset[a];
+        stride[a] = g.stride[a];
+        interior[2 * a] = g.interior[2 * a];
+        interior[2 * a + 1] = g.interior[2 * a + 1];
+    }
+    length[n] = output[n] = lanes;
+    dilation[n] = stride[n] = 1;
+    offset[n] = windows;
+    interior[2 * n] = 0;
+    interior[2 * n + 1] = lanes;
+    for (index_t j = 0; j < windows; ++j) {
+        begin[j] = g.begin[j];
+        count[j] = g.count[j];
+    }
+    for (index_t j = 0; j < lanes; ++j) {
+        begin[windows + j] = j;
+        count[windows + j] = 1;
+    }
+    return p;
+}
+
+// t[i * L + p] = x[p * n + i] for p < count, i < n, as B; lanes count .. L - 1 are zeros.
+template <index_t L, class S, class B>
+inline void transpose_into_lanes(const S* x, index_t n, index_t count, B* t) {
+    index_t p0 = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(B) == 4 && L % 8 == 0 && simd::has_sum_rows8<S, B>) {
+        // Eight planes at a time: 8x8 tiles through transpose8x8.
+        for (; p0 + 8 <= count; p0 += 8) {
+            index_t i = 0;
+            for (; i + 8 <= n; i += 8) {
+                __m256 tile[8];
+                for (index_t r = 0; r < 8; ++r) {
+                    const S* src = x + (p0 + r) * n + i;
+                    if constexpr (std::is_integral<B>::value) {
+                        tile[r] = _mm256_castsi256_ps(simd::load8_i32(src));
+                    } else {
+                        tile[r] = simd::load8_f32(src);
+                    }
+                }
+                simd::transpose8x8(tile);
+                for (index_t k = 0; k < 8; ++k) {
+                    _mm256_storeu_ps(reinterpret_cast<float*>(t + (i + k) * L + p0), tile[k]);
+                }
+            }
+            for (index_t p = p0; p < p0 + 8; ++p) {
+                for (index_t k = i; k < n; ++k) t[k * L + p] = load<B>(x[p * n + k]);
+            }
+        }
+    }
+#endif
+    for (index_t p = p0; p < count; ++p) {
+        for (index_t i = 0; i < n; ++i) t[i * L + p] = load<B>(x[p * n + i]);
+    }
+    for (index_t p = count; p < L; ++p) {
+        for (index_t i = 0; i < n; ++i) t[i * L + p] = 0;
+    }
+}
+
+// planes[p * m + k] = sums[k * L + p] for p < count, k < m.
+template <index_t L, class B>
+inline void transpose_from_lanes(const B* sums, index_t m, index_t count, B* planes) {
+    index_t p0 = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(B) == 4 && L % 8 == 0) {
+        for (; p0 + 8 <= count; p0 += 8) {
+            index_t k = 0;
+            for (; k + 8 <= m; k += 8) {
+                __m256 tile[8];
+                for (index_t r = 0; r < 8; ++r) {
+                    tile[r] = _mm256_loadu_ps(reinterpret_cast<const float*>(sums + (k + r) * L + p0));
+                }
+                simd::transpose8x8(tile);
+                for (index_t j = 0; j < 8; ++j) {
+                    _mm256_storeu_ps(reinterpret_cast<float*>(planes + (p0 + j) * m + k), tile[j]);
+                }
+            }
+            for (index_t p = p0; p < p0 + 8; ++p) {
+                for (index_t j = k; j < m; ++j) planes[p * m + j] = sums[j * L + p];
+            }
+        }
+    }
+#endif
+    for (index_t p = p0; p < count; ++p) {
+        for (index_t k = 0; k < m; ++k) planes[p * m + k] = sums[k * L + p];
+    }
+}
+
+// The accumulator of the blocks: int32 for integer inputs, else the average's own.
+template <class S>
+using block_accumulator_t =
+    typename std::conditional<std::is_integral<S>::value, std::int32_t, avg_accumulator_t<S>>::type;
+
+template <class S>
+class AvgBlocks {
+  public:
+    typedef avg_accumulator_t<S> A;
+    typedef block_accumulator_t<S> B;
+    static constexpr index_t L = average_lanes<B>;
+
+    // Whether the blocks take this call: at least one full block of planes, a last axis of at
+    // most blocks_max_row elements, a block of at most blocks_max_block elements, int8 /
+    // uint8 windows whose sums fit in int32, and no float window of 16 or more taps along the
+    // last axis (see the top of this file).
+    static bool suits(const Geometry& g, index_t planes) {
+        if (g.naxes < 1 || planes < L || g.length[g.naxes - 1] > blocks_max_row ||
+            g.in_plane * L > blocks_max_block) {
+            return false;
+        }
+        if constexpr (std::is_integral<S>::value && !ranged_average<S>::value) {
+            if (!sums_fit<std::int32_t>(g, narrow_avg_accumulator<S>::largest)) return false;
+        }
+        return !(std::is_floating_point<A>::value && last_axis_partial_sums(g));
+    }
+
+    // The divisors cover one plane's outputs (they are copied). Throws std::bad_alloc.
+    AvgBlocks(const S* x, S* out, index_t planes, const Geometry& g, const Divisors& divisors,
+              int workers)
+        : x_(x), out_(out), planes_(planes), g_(g), divisors_(divisors) {
+        if (workers < 1) workers = 1;
+        packed_ = lane_axis_tables(g, L);
+        lanes_g_ = make_geometry(packed_.get());
+        volume_ = window_volume(g);
+        small_divisors_ = small_divisors(divisors.count, g.out_plane);
+        // The transposed block, the passes' two buffers, the sums plane by plane.
+        per_worker_ = L * (g.in_plane + 2 * g.scratch + g.out_plane);
+        scratch_ = allocate<B>(workers * per_worker_);
+        // The divisors repeated for a block, whose averages are then written in one run.
+        block_count_ = allocate<std::int64_t>(L * g.out_plane);
+        block_real_ = allocate<double>(L * g.out_plane);
+        for (index_t i = 0; i < L * g.out_plane; ++i) {
+            block_count_[i] = divisors.count[i % g.out_plane];
+            block_real_[i] = divisors.real[i % g.out_plane];
+        }
+        divisors_.count = block_count_.get();
+        divisors_.real = block_real_.get();
+        if constexpr (ranged_average<S>::value) {
+            wide_ = allocate<A>(workers * 2 * L * g.scratch);
+        }
+    }
+
+    index_t items() const { return (planes_ + L - 1) / L; }
+
+    void run(index_t item, int worker) const noexcept {
+        const index_t first = item * L, count = std::min(L, planes_ - first);
+        const index_t in_plane = g_.in_plane, out_plane = g_.out_plane;
+        const S* x = x_ + first * in_plane;
+        S* out = out_ + first * out_plane;
+        Divisors these = divisors_;
+        if constexpr (std::is_integral<S>::value) {
+            long long largest = narrow_avg_accumulator<S>::largest;
+            if constexpr (ranged_average<S>::value) {
+                std::uint64_t bound = magnitude_bound(x, count * in_plane);
+                if (!sums_within(volume_, bound, std::numeric_limits<std::int32_t>::max())) {
+                    // Sums that may not fit in int32: the passes in the full accumulator.
+                    avg_planes(x, out, wide_.get() + worker * 2 * L * g_.scratch, g_, divisors_,
+                               count, count * out_plane);
+                    return;
+                }
+                these.small_sums = small_divisors_ && sums_within(volume_, bound, small_sum_limit);
+            } else {
+                these.small_sums = small_divisors_ && sums_within(volume_, largest, small_sum_limit);
+            }
+        }
+        B* block = scratch_.get() + worker * per_worker_;
+        B* passes = block + L * in_plane;
+        B* planes = passes + 2 * L * g_.scratch;
+        transpose_into_lanes<L>(x, in_plane, count, block);
+        const B* sums = sum_passes(static_cast<const B*>(block), passes, lanes_g_, 1);
+        transpose_from_lanes<L>(sums, out_plane, count, planes);
+        write_averages(out, planes, count * out_plane, these);
+    }
+
+  private:
+    const S* x_;
+    S* out_;
+    index_t planes_;
+    Geometry g_;
+    Divisors divisors_;
+    std::unique_ptr<index_t[]> packed_;  // g's tables with the lane axis
+    Geometry lanes_g_;                   // ... as a geometry
+    long long volume_ = 0;               // g's largest window volume
+    bool small_divisors_ = false;        // every divisor below small_divisor_limit
+    index_t per_worker_ = 0;             // scratch elements per worker
+    std::unique_ptr<B[]> scratch_;
+    std::unique_ptr<A[]> wide_;  // int32 / int64: the passes' buffers for blocks that overflow
+    std::unique_ptr<std::int64_t[]> block_count_;  // the divisors repeated for a block
+    std::unique_ptr<double[]> block_real_;
+};
+
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif
