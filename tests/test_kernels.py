@@ -262,6 +262,48 @@ def test_tap_code_passes_match_the_oracle(dtype):
             assert got32.dtype == np.int32
 
 
+@pytest.mark.parametrize("dtype", [np.float32, "bfloat16", np.float64, np.int8, np.uint8,
+                                   np.int32, np.int64])
+def test_strided_last_axis_tap_codes_match_the_oracle(dtype):
+    """Tap-code passes along a strided last axis: rows with enough windows for steps 2 to 4
+    read their windows straight from the input (for int8 too, 128 windows and more), shorter
+    rows and steps 5 and 6 pick them from the run of every stride-1 window; dilated and edge
+    windows, padding past the input; codes that are the winner's offset (it fits in the code)
+    and codes looked up in a table (int8 rows too long for an offset in eight bits); int64 and
+    int32 indices, across planes and within them; ties, NaN and all-NaN windows, signed zeros."""
+    from reference import ref_max_pool
+
+    rng = np.random.default_rng(43)
+    for shape, windows in [
+            ((1, 2, 3, 700), [((2, 3), (1, 2), (1, 1), (0, 1), 1), ((3, 4), (2, 4), 0, (2, 3),
+                                                                    (1, 2)),
+                              ((2, 5), (1, 3), (0, 2), (1, 2), (2, 1)),
+                              ((1, 6), (1, 5), 0, 0, 1), ((2, 3), (2, 6), (1, 0), 0, (1, 2))]),
+            ((2, 3, 44), [(3, 2, 1, 1, 1), (4, 3, 0, 1, 1), (5, 4, 0, 2, 2)])]:
+        x = _max_pool_input(rng, dtype, shape, 30)
+        for k, s, pb, pe, d in windows:
+            _assert_max_pool_matches(x, k, s, pb, pe, d)
+            got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch",
+                                    index_element_type="i32", axis=2)[1]
+            np.testing.assert_array_equal(got32, ref_max_pool(
+                x, k, s, pb, pe, d, axis=2, rounding_type="ceil_torch")[1])
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_strided_last_axis_tap_codes_keep_the_baseline_bits(monkeypatch):
+    """Signed zeros and NaN payloads through the tap-code passes with a strided last axis
+    (windows read straight from the input, and picked from a run): the same bits and indices
+    from both builds."""
+    rng = np.random.default_rng(47)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0], np.float32), size=(2, 3, 7, 203))
+    _add_nan_payloads(x, rng, 0.3)
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(x, k, s, p, p, dilations=d)
+        for k, s, p, d in [((3, 3), 2, 1, 1), ((2, 4), (3, 3), 0, (1, 2)),
+                           ((3, 2), (1, 4), 1, 1), ((2, 3), (2, 5), 0, 1)]] + [
+        ovpool.max_pool(x[..., :40], (3, 3), 2, 1, 1, index_element_type="i32")])
+
+
 def test_three_wide_stride2_rows_match_the_oracle():
     """The vector loop for 3-wide, stride-2 windows along the last axis (AVX2 builds): every
     row length from one window to several blocks of eight plus each tail length, with and

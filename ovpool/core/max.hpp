@@ -155,6 +155,21 @@ inline void max_into(A* dst, const Src* r, index_t n) {
     }
 }
 
+// out[j] = the max of the `windows` full windows whose taps are row[Step * j + t * w.dil]
+// (Step 0: w.step), taps in window order.
+template <index_t Step, class Src, class A>
+inline void max_row_strided(const Src* row, A* out, index_t windows, const AxisTable& w) {
+    const index_t step = Step > 0 ? Step : w.step;
+    for (index_t j = 0; j < windows; ++j) out[j] = load<A>(row[step * j]);
+    for (index_t t = 1; t < w.taps; ++t) {
+        const Src* tap = row + t * w.dil;
+        for (index_t j = 0; j < windows; ++j) {
+            A value = load<A>(tap[step * j]);
+            out[j] = replaces(value, out[j]) ? value : out[j];
+        }
+    }
+}
+
 // Max of every window of one contiguous row (the last axis) into out[0 .. out_len).
 //
 // Full windows are reduced tap by tap across all of them so that the loop over outputs
@@ -200,12 +215,15 @@ void max_row(const Src* row, A* out, const AxisTable& w, A* phases, A empty_valu
         }
         return;
     }
-    for (index_t j = 0; j < windows; ++j) out[j] = load<A>(row[first + w.step * j]);
-    for (index_t t = 1; t < w.taps; ++t) {
-        for (index_t j = 0; j < windows; ++j) {
-            A value = load<A>(row[first + t * w.dil + w.step * j]);
-            out[j] = replaces(value, out[j]) ? value : out[j];
-        }
+    // (Steps 2 to 4 as constants: the compiler vectorises the strided reads.)
+    if (w.step == 2) {
+        max_row_strided<2>(row + first, out, windows, w);
+    } else if (w.step == 3) {
+        max_row_strided<3>(row + first, out, windows, w);
+    } else if (w.step == 4) {
+        max_row_strided<4>(row + first, out, windows, w);
+    } else {
+        max_row_strided<0>(row + first, out, windows, w);
     }
 }
 

@@ -15,13 +15,17 @@
 // Codes. Window tap (t_0, ..., t_{n-1}) (t_a counted from the window's first in-bounds tap)
 // has code sum_a t_a * radix[a], radix being mixed-radix place values over the largest tap
 // count of each axis. rel[code] is that tap's plane offset relative to the window's first tap,
-// so the winner's offset is sum_a begin_a * plane_stride_a + rel[code].
+// so the winner's offset is sum_a begin_a * plane_stride_a + rel[code]. When that offset
+// itself fits in a code (float32 and wider codes nearly always), the codes are the offsets
+// (radix[a] = dilation_a * plane_stride_a) and no table is needed (coded_radix_offsets).
 //
 // Runs. Along the last axis the windows' taps are read as one flat run across all rows of the
 // plane (window j's tap t of row o is element o * W + begin[lo] + t * dil + step * (j - lo)):
-// with stride 1 the run is the pass's result in place (rows keep the input's pitch W); with
-// larger strides the run holds every stride-1 window and the strided ones are picked from it.
-// Along the other axes, stride-1 windows also form one flat run per tap.
+// with stride 1 the run is the pass's result in place (rows keep the input's pitch W). With
+// steps 2 to 4 and rows of enough windows, each row's windows are read straight from the input
+// (coded_strided_rows); otherwise the run holds every stride-1 window and the strided ones are
+// picked from it (coded_read_strided chooses). Along the other axes, stride-1 windows also
+// form one flat run per tap.
 #ifndef OVPOOL_CORE_MAX_CODED_HPP
 #define OVPOOL_CORE_MAX_CODED_HPP
 
@@ -68,7 +72,8 @@ struct CodedPlan {
     index_t buffer = 0;     // elements of each of the two pass buffers
     std::vector<index_t> radix;         // code place value of each axis
     std::vector<index_t> plane_stride;  // input plane stride of each axis
-    std::vector<std::int64_t> rel;      // code -> offset from the window's first tap
+    std::vector<std::int64_t> rel;      // code -> offset from the window's first tap (empty:
+                                        // the codes are those offsets, see coded_radix_offsets)
     std::vector<index_t> empty_last;    // last-axis windows without taps
 
     // Elements of each of the value and code scratch areas of one worker.
@@ -76,6 +81,9 @@ struct CodedPlan {
 };
 
 inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block);
+inline bool coded_radix_offsets(CodedPlan& p, const Geometry& g, const std::vector<index_t>& taps,
+                                std::uint64_t largest_code);
+inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block);
 
 // A plan for `g` with codes up to `largest_code` and blocks of `block` planes, or one that is
 // not usable (windows of more taps than that, or an empty plane).
@@ -107,6 +115,10 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
         p.radix[a] = p.radix[a + 1] * taps[a + 1];
         p.plane_stride[a] = p.plane_stride[a + 1] * g.length[a + 1];
     }
+    if (coded_radix_offsets(p, g, taps, largest_code)) {
+        finish_coded_plan(p, g, block);
+        return p;
+    }
     p.rel.resize(static_cast<std::size_t>(total));
     for (index_t code = 0; code < static_cast<index_t>(total); ++code) {
         std::int64_t offset = 0;
@@ -117,6 +129,32 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
         }
         p.rel[code] = offset;
     }
+    finish_coded_plan(p, g, block);
+    return p;
+}
+
+// Codes that are the winner's offset from the window's first tap themselves, when the largest
+// such offset fits in a code: each axis's place value is its tap step in the plane (dilation
+// times plane stride), rel stays empty and the indices are a plain sum (coded_indices), which
+// vectorises where a lookup in rel does not. Offsets keep the order of the mixed-radix codes
+// (both grow with the tap along every axis), and a pass never compares codes, so the winners
+// are the same. Returns whether it set p up so.
+inline bool coded_radix_offsets(CodedPlan& p, const Geometry& g, const std::vector<index_t>& taps,
+                                std::uint64_t largest_code) {
+    std::uint64_t largest = 0;
+    for (index_t a = 0; a < g.naxes; ++a) {
+        largest += static_cast<std::uint64_t>(taps[a] - 1) *
+                   static_cast<std::uint64_t>(g.dilation[a] * p.plane_stride[a]);
+    }
+    if (largest > largest_code) return false;
+    for (index_t a = 0; a < g.naxes; ++a) p.radix[a] = g.dilation[a] * p.plane_stride[a];
+    p.rel.clear();
+    return true;
+}
+
+// The rest of a plan once its codes are chosen: empty last-axis windows, pitch, buffer sizes.
+inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
+    const index_t n = g.naxes;
     AxisTable h = axis_table(g, n - 1);
     for (index_t j = 0; j < h.out_len; ++j) {  // (interior windows have taps)
         if (j == h.lo && h.hi > h.lo && h.taps > 0) j = h.hi;
@@ -127,7 +165,6 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
     p.pitch = p.in_place ? h.length : h.out_len;
     size_coded_plan(p, g, block);
     p.usable = true;
-    return p;
 }
 
 // Sets p's buffer sizes for blocks of `block` planes (the rest of the plan does not depend on
@@ -149,35 +186,39 @@ inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
     p.run = std::max(block * g.in_plane + block * (g.in_plane / h.length), p.buffer);
 }
 
+// The loops below read entry i of a run at r[i * Step] (Step > 1: the windows of a strided
+// last axis straight from the input, see coded_strided_rows); Step is a constant so that
+// the compiler vectorises the strided reads with shuffles.
+
 // d[i], c[i] = the value of r[i] and its code: rc[i] + add (rc null: add).
-template <class Src, class A, class U>
+template <index_t Step = 1, class Src, class A, class U>
 inline void coded_first(A* d, U* c, const Src* r, const U* rc, U add, index_t n) {
-    for (index_t i = 0; i < n; ++i) d[i] = load<A>(r[i]);
+    for (index_t i = 0; i < n; ++i) d[i] = load<A>(r[i * Step]);
     if (rc != nullptr) {
-        for (index_t i = 0; i < n; ++i) c[i] = static_cast<U>(rc[i] + add);
+        for (index_t i = 0; i < n; ++i) c[i] = static_cast<U>(rc[i * Step] + add);
     } else {
         for (index_t i = 0; i < n; ++i) c[i] = add;
     }
 }
 
 // The first two taps r0 (codes r0c, or 0) and r1 (codes r1c + add, or add) in one sweep.
-template <class Src, class A, class U>
+template <index_t Step = 1, class Src, class A, class U>
 inline void coded_first2(A* d, U* c, const Src* r0, const Src* r1, const U* r0c, const U* r1c,
                          U add, index_t n) {
     if (r0c != nullptr) {
         for (index_t i = 0; i < n; ++i) {
-            A first = load<A>(r0[i]);
-            A second = load<A>(r1[i]);
-            U first_code = r0c[i];
-            U code = static_cast<U>(r1c[i] + add);
+            A first = load<A>(r0[i * Step]);
+            A second = load<A>(r1[i * Step]);
+            U first_code = r0c[i * Step];
+            U code = static_cast<U>(r1c[i * Step] + add);
             bool better = replaces(second, first);
             d[i] = better ? second : first;
             c[i] = better ? code : first_code;
         }
     } else {
         for (index_t i = 0; i < n; ++i) {
-            A first = load<A>(r0[i]);
-            A second = load<A>(r1[i]);
+            A first = load<A>(r0[i * Step]);
+            A second = load<A>(r1[i * Step]);
             bool better = replaces(second, first);
             d[i] = better ? second : first;
             c[i] = better ? add : U{0};
@@ -186,21 +227,21 @@ inline void coded_first2(A* d, U* c, const Src* r0, const Src* r1, const U* r0c,
 }
 
 // d[i], c[i] replaced by r[i] and its code where r[i] beats d[i] (a later tap: ties keep d).
-template <class Src, class A, class U>
+template <index_t Step = 1, class Src, class A, class U>
 inline void coded_next(A* d, U* c, const Src* r, const U* rc, U add, index_t n) {
     if (rc != nullptr) {
         for (index_t i = 0; i < n; ++i) {
             // (The candidate code is read whether or not it wins, so that the loop has no
             // conditional load and vectorises.)
-            A value = load<A>(r[i]);
-            U code = static_cast<U>(rc[i] + add);
+            A value = load<A>(r[i * Step]);
+            U code = static_cast<U>(rc[i * Step] + add);
             bool better = replaces(value, d[i]);
             d[i] = better ? value : d[i];
             c[i] = better ? code : c[i];
         }
     } else {
         for (index_t i = 0; i < n; ++i) {
-            A value = load<A>(r[i]);
+            A value = load<A>(r[i * Step]);
             bool better = replaces(value, d[i]);
             d[i] = better ? value : d[i];
             c[i] = better ? add : c[i];
@@ -210,7 +251,7 @@ inline void coded_next(A* d, U* c, const Src* r, const U* rc, U add, index_t n) 
 
 // Window j's taps, `gap` apart, each a run of n entries from r (codes rc), into d and c;
 // tap t adds t * place to the codes.
-template <class Src, class A, class U>
+template <index_t Step = 1, class Src, class A, class U>
 inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, index_t gap,
                          index_t place, index_t n, A empty_value) {
     if (taps == 0) {
@@ -221,21 +262,22 @@ inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, in
         return;
     }
     if (taps == 1) {
-        coded_first(d, c, r, rc, U{0}, n);
+        coded_first<Step>(d, c, r, rc, U{0}, n);
         return;
     }
-    coded_first2(d, c, r, r + gap, rc, rc != nullptr ? rc + gap : nullptr,
-                 static_cast<U>(place), n);
+    coded_first2<Step>(d, c, r, r + gap, rc, rc != nullptr ? rc + gap : nullptr,
+                       static_cast<U>(place), n);
     for (index_t t = 2; t < taps; ++t) {
-        coded_next(d, c, r + t * gap, rc != nullptr ? rc + t * gap : nullptr,
-                   static_cast<U>(t * place), n);
+        coded_next<Step>(d, c, r + t * gap, rc != nullptr ? rc + t * gap : nullptr,
+                         static_cast<U>(t * place), n);
     }
 }
 
-// Windows first .. last-1 of one row, one at a time, into d[j] and c[j] (code = tap number).
+// Windows first .. last-1 of one row, one at a time, into d[j] and c[j] (code = tap number
+// times place).
 template <class Src, class A, class U>
 inline void coded_row_windows(const Src* row, A* d, U* c, const AxisTable& w, index_t first,
-                              index_t last, A empty_value) {
+                              index_t last, index_t place, A empty_value) {
     for (index_t j = first; j < last; ++j) {
         if (w.count[j] == 0) {
             d[j] = empty_value;
@@ -249,7 +291,7 @@ inline void coded_row_windows(const Src* row, A* d, U* c, const AxisTable& w, in
             A value = load<A>(tap[t * w.dil]);
             bool better = replaces(value, best);
             best = better ? value : best;
-            code = better ? static_cast<U>(t) : code;
+            code = better ? static_cast<U>(t * place) : code;
         }
         d[j] = best;
         c[j] = code;
@@ -262,8 +304,8 @@ inline void coded_row_windows(const Src* row, A* d, U* c, const AxisTable& w, in
 // one entry per row) written into d, c.
 template <class Src, class A, class U>
 void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
-                        const AxisTable& h, index_t first, index_t last, A* columns, A* best,
-                        U* code, A empty_value) {
+                        const AxisTable& h, index_t first, index_t last, index_t place,
+                        A* columns, A* best, U* code, A empty_value) {
     index_t lo = h.length, hi = 0;
     for (index_t j = first; j < last; ++j) {
         if (h.count[j] == 0) continue;
@@ -277,7 +319,7 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
     for (index_t j = first; j < last; ++j) {
         index_t from = h.count[j] > 0 ? (h.begin[j] - lo) * rows : 0;
         coded_window(best, code, static_cast<const A*>(columns + from),
-                     static_cast<const U*>(nullptr), h.count[j], h.dil * rows, 1, rows,
+                     static_cast<const U*>(nullptr), h.count[j], h.dil * rows, place, rows,
                      empty_value);
         for (index_t o = 0; o < rows; ++o) {
             d[o * pitch + j] = best[o];
@@ -286,12 +328,56 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
     }
 }
 
+// Strided windows lo .. hi-1 of each of `rows` rows of x (length W each) read straight from x,
+// tap by tap along each row (Step = the windows' step), into d, c at `pitch`.
+template <index_t Step, class Src, class A, class U>
+void coded_strided_rows(const Src* x, A* d, U* c, index_t rows, const AxisTable& h,
+                        index_t pitch, index_t place, A empty_value) {
+    for (index_t o = 0; o < rows; ++o) {
+        coded_window<Step>(d + o * pitch + h.lo, c + o * pitch + h.lo,
+                           x + o * h.length + h.begin[h.lo], static_cast<const U*>(nullptr),
+                           h.taps, h.dil, place, h.hi - h.lo, empty_value);
+    }
+}
+
+// Strided windows lo .. hi-1 of each of `rows` rows picked from the run of every stride-1
+// window (row o's at run + o * W) into d, c at `pitch`.
+template <index_t Step, class A, class U>
+void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_t rows,
+                     const AxisTable& h, index_t pitch) {
+    const index_t step = Step > 0 ? Step : h.step, n = h.hi - h.lo;
+    for (index_t o = 0; o < rows; ++o) {
+        const A* from = run_values + o * h.length;
+        const U* from_code = run_codes + o * h.length;
+        A* to = d + o * pitch + h.lo;
+        U* to_code = c + o * pitch + h.lo;
+        for (index_t j = 0; j < n; ++j) to[j] = from[j * step];
+        for (index_t j = 0; j < n; ++j) to_code[j] = from_code[j * step];
+    }
+}
+
+// Whether the strided windows of a last axis of step 2 to 4 are read straight from the input
+// row by row (coded_strided_rows) rather than taken from one flat run of every stride-1 window
+// across the rows, by a cost in vector loop iterations per row and tap, for 32-byte vectors:
+// n windows read directly cost n / lanes iterations, about half an iteration per window of
+// the scalar tail and about twelve for the loops' set-up on each row (measured: float32 rows
+// of 12 and 15 windows went faster through the run); the run costs W / lanes iterations plus
+// the pick of n windows.
+template <class A>
+inline bool coded_read_strided(const AxisTable& h) {
+    if (h.step < 2 || h.step > 4 || h.hi <= h.lo) return false;
+    const index_t lanes = 32 / static_cast<index_t>(sizeof(A)), n = h.hi - h.lo;
+    return 2 * (n / lanes) + n % lanes + 24 < 2 * (h.length + 2 * n) / lanes;
+}
+
 // The pass over the last axis: `rows` rows of x (length W each) into d, c at plan.pitch.
 // run_values / run_codes: plan.run elements (strided windows only).
 template <class Src, class A, class U>
 void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, index_t rows,
                      const AxisTable& h, const CodedPlan& plan, A empty_value) {
     const index_t width = h.length, pitch = plan.pitch;
+    const index_t place = plan.radix.back();
+    const bool strided = !plan.in_place && coded_read_strided<A>(h);
     if (h.hi > h.lo && h.taps == 1 && !plan.in_place) {
         // One tap per window with a stride: the windows are every step-th element, so they
         // are picked straight from x (code 0) rather than from a run of every element.
@@ -304,6 +390,14 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
                 to_code[j] = 0;
             }
         }
+    } else if (h.hi > h.lo && strided) {
+        if (h.step == 2) {
+            coded_strided_rows<2>(x, d, c, rows, h, pitch, place, empty_value);
+        } else if (h.step == 3) {
+            coded_strided_rows<3>(x, d, c, rows, h, pitch, place, empty_value);
+        } else {
+            coded_strided_rows<4>(x, d, c, rows, h, pitch, place, empty_value);
+        }
     } else if (h.hi > h.lo) {
         // Every stride-1 window from begin[lo] on, across rows: run element k holds the
         // window whose first tap is x[begin[lo] + k].
@@ -312,17 +406,17 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         A* rv = plan.in_place ? d + h.lo : run_values;
         U* rc = plan.in_place ? c + h.lo : run_codes;
         coded_window(rv, rc, x + h.begin[h.lo], static_cast<const U*>(nullptr), h.taps, h.dil,
-                     1, n, empty_value);
+                     place, n, empty_value);
         if (!plan.in_place) {
-            for (index_t o = 0; o < rows; ++o) {
-                const A* from = run_values + o * width;
-                const U* from_code = run_codes + o * width;
-                A* to = d + o * pitch + h.lo;
-                U* to_code = c + o * pitch + h.lo;
-                for (index_t j = 0; j < h.hi - h.lo; ++j) {
-                    to[j] = from[j * h.step];
-                    to_code[j] = from_code[j * h.step];
-                }
+            // (Steps 2 to 4 as constants: the compiler vectorises the strided reads.)
+            if (h.step == 2) {
+                coded_pick_rows<2>(run_values, run_codes, d, c, rows, h, pitch);
+            } else if (h.step == 3) {
+                coded_pick_rows<3>(run_values, run_codes, d, c, rows, h, pitch);
+            } else if (h.step == 4) {
+                coded_pick_rows<4>(run_values, run_codes, d, c, rows, h, pitch);
+            } else {
+                coded_pick_rows<0>(run_values, run_codes, d, c, rows, h, pitch);
             }
         }
     }
@@ -331,15 +425,16 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         // (The run buffer is free again: the run has been consumed.)
         A* best = run_values + plan.run - rows;
         U* code = run_codes + plan.run - rows;
-        coded_edge_columns(x, d, c, rows, pitch, h, 0, left, run_values, best, code,
+        coded_edge_columns(x, d, c, rows, pitch, h, 0, left, place, run_values, best, code,
                            empty_value);
-        coded_edge_columns(x, d, c, rows, pitch, h, right, h.out_len, run_values, best, code,
-                           empty_value);
+        coded_edge_columns(x, d, c, rows, pitch, h, right, h.out_len, place, run_values, best,
+                           code, empty_value);
     } else {
         for (index_t o = 0; o < rows; ++o) {
             const Src* row = x + o * width;
-            coded_row_windows(row, d + o * pitch, c + o * pitch, h, 0, left, empty_value);
-            coded_row_windows(row, d + o * pitch, c + o * pitch, h, right, h.out_len,
+            coded_row_windows(row, d + o * pitch, c + o * pitch, h, 0, left, place,
+                              empty_value);
+            coded_row_windows(row, d + o * pitch, c + o * pitch, h, right, h.out_len, place,
                               empty_value);
         }
     }
@@ -399,8 +494,9 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
 }
 
 // index[j] for the n outputs of one row: base + the winner's offset, row_start + begin[j] +
-// rel[code[j]] (modulo `modulus` when that is not 0); base alone (offset 0) for empty windows:
-// the whole row when row_empty, else the last-axis windows in `empty`.
+// rel[code[j]] (rel null: + code[j], the codes being offsets) modulo `modulus` when that is
+// not 0; base alone (offset 0) for empty windows: the whole row when row_empty, else the
+// last-axis windows in `empty`.
 template <class I, class U>
 inline void coded_indices(I* index, const U* code, const std::int64_t* rel, const index_t* begin,
                           std::int64_t base, std::int64_t row_start, index_t n,
@@ -410,12 +506,18 @@ inline void coded_indices(I* index, const U* code, const std::int64_t* rel, cons
         for (index_t j = 0; j < n; ++j) index[j] = static_cast<I>(base);
         return;
     }
-    if (modulus == 0) {
-        const std::int64_t start = base + row_start;
+    const std::int64_t start = base + row_start;
+    if (modulus == 0 && rel == nullptr) {
+        for (index_t j = 0; j < n; ++j) {
+            index[j] = static_cast<I>(start + begin[j] + static_cast<std::int64_t>(code[j]));
+        }
+    } else if (modulus == 0) {
         for (index_t j = 0; j < n; ++j) index[j] = static_cast<I>(start + begin[j] + rel[code[j]]);
     } else {
         for (index_t j = 0; j < n; ++j) {
-            index[j] = static_cast<I>(base + (row_start + begin[j] + rel[code[j]]) % modulus);
+            std::int64_t offset =
+                rel != nullptr ? rel[code[j]] : static_cast<std::int64_t>(code[j]);
+            index[j] = static_cast<I>(base + (row_start + begin[j] + offset) % modulus);
         }
     }
     for (index_t j : empty) index[j] = static_cast<I>(base);
@@ -455,7 +557,7 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
     const index_t out_rows = out_plane / out_len;
     const std::int64_t offset_modulus = spec.offset_modulus;
     const bool wrap = offset_modulus < g.in_plane;
-    const std::int64_t* rel = plan.rel.data();
+    const std::int64_t* rel = plan.rel.empty() ? nullptr : plan.rel.data();
     std::vector<index_t> at(static_cast<std::size_t>(n), 0);
     for (index_t p = 0; p < count; ++p) {
         const std::int64_t base = ((first + p) % spec.plane_modulus) * g.in_plane;
