@@ -238,7 +238,7 @@ class MaxJob {
             items_ = (planes + tiny_block_planes - 1) / tiny_block_planes;
             return;
         }
-        if (AdaptiveMaxLanes<S>::suits(g_, planes)) {
+        if (AdaptiveMaxLanes<S>::suits(g_, planes, with_index_)) {
             // Irregular (adaptive) windows: groups of planes side by side (max_adaptive.hpp).
             adaptive_.reset(new AdaptiveMaxLanes<S>(x, out, planes, g_, spec_, empty_value_,
                                                     workers));

@@ -42,9 +42,11 @@ namespace ovpool {
 namespace core {
 inline namespace OVPOOL_CORE_ISA {
 
-// Largest scratch (bytes) one worker of AdaptiveMaxLanes may use: its pass buffers then stay
-// in L2.
-constexpr index_t adaptive_lanes_scratch_bytes = index_t{1} << 19;
+// Largest scratch (bytes) one worker of AdaptiveMaxLanes may use, with indices and for values
+// alone (whose other path, max_plane_values, needs no plane-sized buffers and is the faster
+// one once the lanes' buffers leave L2).
+constexpr index_t adaptive_lanes_scratch_bytes = index_t{1} << 20;
+constexpr index_t adaptive_lanes_values_bytes = index_t{1} << 19;
 
 // Planes side by side: 32 bytes of lanes for bytes (as in max_lanes.hpp), two vectors' worth
 // (64 bytes) for wider values, so that 8-byte values keep the group's buffers small.
@@ -147,8 +149,8 @@ class AdaptiveMaxLanes {
     }
 
     // Irregular windows, offsets that fit U, enough planes to fill most lanes, and scratch
-    // within adaptive_lanes_scratch_bytes.
-    static bool suits(const Geometry& g, index_t planes) {
+    // within adaptive_lanes_scratch_bytes (values alone: adaptive_lanes_values_bytes).
+    static bool suits(const Geometry& g, index_t planes, bool with_index) {
         if (g.in_plane == 0 || g.out_plane == 0 || 2 * planes < L) return false;
         if (static_cast<std::uint64_t>(g.in_plane - 1) > std::numeric_limits<U>::max()) {
             return false;
@@ -156,7 +158,7 @@ class AdaptiveMaxLanes {
         if (!irregular_windows(g)) return false;
         index_t entries = (g.length[g.naxes - 1] + 2 * largest_pass(g) + g.out_plane) * L;
         index_t bytes = entries * static_cast<index_t>(sizeof(A) + sizeof(U));
-        return bytes <= adaptive_lanes_scratch_bytes;
+        return bytes <= (with_index ? adaptive_lanes_scratch_bytes : adaptive_lanes_values_bytes);
     }
 
     // As MaxJob's arguments (spec: where indices go, both pointers null for values only).
