@@ -3,7 +3,8 @@
 The path takes calls whose window tables have some axis with mostly irregular windows
 (adaptive sizes that do not divide the input), at least half a group of planes (a group is 32
 planes of bytes, 8 of 8-byte values, 16 otherwise), plane offsets that fit the value's width
-(bytes: planes of at most 256 elements) and pass buffers within half a megabyte.
+(bytes: planes of at most 256 elements) and buffers within 1 MiB per worker (512 KiB for
+values alone).
 """
 
 import numpy as np
