@@ -26,6 +26,7 @@
 #include "average_lanes.hpp"
 #include "max.hpp"
 #include "max_coded.hpp"
+#include "max_adaptive.hpp"
 #include "max_lanes.hpp"
 #include "reduce.hpp"
 #include "simd/rows_avx2.hpp"
@@ -250,6 +251,13 @@ class MaxJob {
             items_ = (planes + tiny_block_planes - 1) / tiny_block_planes;
             return;
         }
+        if (AdaptiveMaxLanes<S>::suits(g_, planes, with_index_)) {
+            // Irregular (adaptive) windows: groups of planes side by side (max_adaptive.hpp).
+            adaptive_.reset(new AdaptiveMaxLanes<S>(x, out, planes, g_, spec_, empty_value_,
+                                                    workers));
+            items_ = adaptive_->items();
+            return;
+        }
         // Small 2-D planes with indices, when the windows along the last axis are irregular
         // (adaptive, none in the run the passes vectorise): each window on its own.
         AxisTable last = axis_table(g_, g_.naxes - 1);
@@ -297,6 +305,10 @@ class MaxJob {
         }
         if (tiny_) {
             run_tiny(item);
+            return;
+        }
+        if (adaptive_) {
+            adaptive_->run(item, worker);
             return;
         }
         if (coded_.usable) {
@@ -392,6 +404,7 @@ class MaxJob {
     index_t block_ = 1;              // its planes per item
     std::unique_ptr<U[]> codes_;     // its tap codes
     std::unique_ptr<WholePlaneMax<S>> whole_;  // whole-plane windows (reduce.hpp)
+    std::unique_ptr<AdaptiveMaxLanes<S>> adaptive_;  // irregular windows (max_adaptive.hpp)
 };
 
 }  // namespace OVPOOL_CORE_ISA

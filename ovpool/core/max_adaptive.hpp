@@ -1,0 +1,324 @@
+// Max pooling over irregular (adaptive) windows, a group of planes side by side.
+//
+// Adaptive windows have no common tap count and stride, so the separable passes along the last
+// axis either read each window on its own (a branch or a gather per tap) or compute every
+// stride-1 window and pick from them. Here a group of L planes is laid out lane by lane
+// instead (element e of plane p at lanes[e * L + p], one input row at a time), so that every
+// tap of every window, regular or not, is one contiguous run of L lanes and each pass is a
+// plain compare-and-blend over whole vectors, for every element type and window table.
+//
+// Passes. The last axis goes first, one input row at a time as it is transposed (the row's
+// window maxima are computed once, whatever the windows of the other axes that cover it); the
+// other axes follow from the second-to-last to the first over the rows' results, each window's
+// taps being runs of (later axes' outputs) x L entries. Beside each maximum travels its plane
+// offset, in an unsigned integer as wide as the value (so the group must have fewer elements
+// than that type counts).
+//
+// Order. As in max_coded.hpp: passes run from the last axis to the first and each combines a
+// window's entries at increasing positions along its axis, so a later tap always holds a
+// larger plane offset than any earlier one; the strict `replaces` (larger wins, NaN loses to
+// any number, ties keep the earlier tap) then picks the first maximum in row-major window
+// order, the winner every other path picks. Empty windows give the empty value and offset 0.
+#ifndef OVPOOL_CORE_MAX_ADAPTIVE_HPP
+#define OVPOOL_CORE_MAX_ADAPTIVE_HPP
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <type_traits>
+
+#include "config.hpp"
+#include "geometry.hpp"
+#include "types.hpp"
+#include "max.hpp"
+#include "max_coded.hpp"
+#include "max_lanes.hpp"
+#include "simd/transpose_avx2.hpp"
+#include "simd/widen.hpp"
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+
+// Largest scratch (bytes) one worker of AdaptiveMaxLanes may use, with indices and for values
+// alone (whose other path, max_plane_values, needs no plane-sized buffers and is the faster
+// one once the lanes' buffers leave L2).
+constexpr index_t adaptive_lanes_scratch_bytes = index_t{1} << 20;
+constexpr index_t adaptive_lanes_values_bytes = index_t{1} << 19;
+
+// Planes side by side: 32 bytes of lanes for bytes (as in max_lanes.hpp), two vectors' worth
+// (64 bytes) for wider values, so that 8-byte values keep the group's buffers small.
+template <class A>
+constexpr index_t adaptive_lanes = sizeof(A) == 8 ? 8 : plane_lanes<A>;
+
+// lanes[e * L + p] = load<A>(src[p * stride + e]) for e in [0, n), p in [0, count): rows of
+// `count` planes into lanes (the AVX2 build moves 4- and 8-byte elements by vector transposes,
+// filling the lanes past `count` with copies of the last plane).
+template <index_t L, class T, class A>
+inline void to_lanes(const T* src, index_t stride, index_t n, index_t count, A* lanes) {
+    index_t e = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 4 || sizeof(A) == 8)) {
+        constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
+        const void* from[side];
+        void* to[side];
+        // (A last block overlapping the previous one, rather than a scalar tail.)
+        const index_t last = n >= side ? n - side : -1;
+        for (index_t h = 0; h < count; h += side) {
+            const T* plane[side];
+            for (index_t k = 0; k < side; ++k) plane[k] = src + std::min(h + k, count - 1) * stride;
+            for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
+                                                                                  : last) {
+                for (index_t k = 0; k < side; ++k) {
+                    from[k] = plane[k] + at;
+                    to[k] = lanes + (at + k) * L + h;
+                }
+                simd::transpose_block<static_cast<int>(sizeof(A))>(from, to);
+            }
+        }
+        if (last >= 0) e = n;
+    }
+#endif
+    for (; e < n; ++e) {
+        for (index_t p = 0; p < count; ++p) lanes[e * L + p] = load<A>(src[p * stride + e]);
+    }
+}
+
+// dst[p * stride + k] = store<T>(lanes[k * L + p]) for k in [0, n), p in [0, count): out of
+// the lanes (vector transposes as in to_lanes).
+template <index_t L, class A, class T>
+inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t stride) {
+    index_t k = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 4 || sizeof(A) == 8)) {
+        constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
+        alignas(32) A sink[side];  // rows of lanes without a plane
+        const void* from[side];
+        void* to[side];
+        const index_t last = n >= side ? n - side : -1;  // (as in to_lanes)
+        for (index_t h = 0; h < count; h += side) {
+            T* plane[side];
+            for (index_t i = 0; i < side; ++i) plane[i] = h + i < count ? dst + (h + i) * stride : nullptr;
+            for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
+                                                                                  : last) {
+                for (index_t i = 0; i < side; ++i) {
+                    from[i] = lanes + (at + i) * L + h;
+                    to[i] = plane[i] != nullptr ? static_cast<void*>(plane[i] + at)
+                                                : static_cast<void*>(sink);
+                }
+                simd::transpose_block<static_cast<int>(sizeof(A))>(from, to);
+            }
+        }
+        if (last >= 0) k = n;
+    }
+#endif
+    for (; k < n; ++k) {
+        for (index_t p = 0; p < count; ++p) dst[p * stride + k] = store<T>(lanes[k * L + p]);
+    }
+}
+
+// True when some axis has mostly windows outside its regular interior run (adaptive windows
+// whose length is not a multiple of the output's).
+inline bool irregular_windows(const Geometry& g) {
+    for (index_t a = 0; a < g.naxes; ++a) {
+        AxisTable w = axis_table(g, a);
+        if (2 * (w.hi > w.lo ? w.hi - w.lo : 0) < w.out_len) return true;
+    }
+    return false;
+}
+
+template <class S>
+class AdaptiveMaxLanes {
+  public:
+    typedef max_accumulator_t<S> A;
+    typedef tap_code_t<A> U;
+    static constexpr index_t L = adaptive_lanes<A>;
+
+    // Largest pass result (entries per lane): after the passes over axes n-1 .. a, the axes
+    // before a at input length and the others at output length.
+    static index_t largest_pass(const Geometry& g) {
+        index_t before = g.in_plane / g.length[g.naxes - 1], after = 1, largest = 0;
+        for (index_t a = g.naxes - 1; a >= 0; --a) {
+            after *= g.output[a];
+            largest = std::max(largest, before * after);
+            if (a > 0) before /= g.length[a - 1];
+        }
+        return largest;
+    }
+
+    // Irregular windows, offsets that fit U, enough planes to fill most lanes, and scratch
+    // within adaptive_lanes_scratch_bytes (values alone: adaptive_lanes_values_bytes).
+    static bool suits(const Geometry& g, index_t planes, bool with_index) {
+        if (g.in_plane == 0 || g.out_plane == 0 || 2 * planes < L) return false;
+        if (static_cast<std::uint64_t>(g.in_plane - 1) > std::numeric_limits<U>::max()) {
+            return false;
+        }
+        if (!irregular_windows(g)) return false;
+        index_t entries = (g.length[g.naxes - 1] + 2 * largest_pass(g) + g.out_plane) * L;
+        index_t bytes = entries * static_cast<index_t>(sizeof(A) + sizeof(U));
+        return bytes <= (with_index ? adaptive_lanes_scratch_bytes : adaptive_lanes_values_bytes);
+    }
+
+    // As MaxJob's arguments (spec: where indices go, both pointers null for values only).
+    // Throws std::bad_alloc.
+    AdaptiveMaxLanes(const S* x, S* out, index_t planes, const Geometry& g, const IndexSpec& spec,
+                     A empty_value, int workers)
+        : x_(x), out_(out), planes_(planes), g_(g), spec_(spec), empty_value_(empty_value) {
+        width_ = g.length[g.naxes - 1];
+        buffer_ = largest_pass(g) * L;
+        // Values: one row in lanes, two pass buffers, the results plane by plane, and (16-bit
+        // floats) the group's rows widened. Codes: two pass buffers, the results plane by plane.
+        per_worker_ = width_ * L + 2 * buffer_ + L * g.out_plane;
+        if constexpr (is_half_float<S>) per_worker_ += L * width_;
+        per_worker_codes_ = 2 * buffer_ + L * g.out_plane;
+        values_ = allocate<A>(workers * per_worker_);
+        codes_ = allocate<U>(workers * per_worker_codes_);
+        // Lanes without a plane (the last group's) are combined too but never stored: defined
+        // values for them.
+        std::fill(values_.get(), values_.get() + workers * per_worker_, A{});
+        items_ = (planes + L - 1) / L;
+        // The last axis's taps, window by window, as positions in a row.
+        AxisTable h = axis_table(g, g.naxes - 1);
+        index_t taps = 0;
+        for (index_t j = 0; j < h.out_len; ++j) taps += h.count[j];
+        tap_first_ = allocate<index_t>(h.out_len + 1);
+        tap_position_ = allocate<index_t>(taps);
+        for (index_t j = 0, i = 0; j < h.out_len; ++j) {
+            tap_first_[j] = i;
+            for (index_t t = 0; t < h.count[j]; ++t) tap_position_[i++] = h.begin[j] + t * h.dil;
+        }
+        tap_first_[h.out_len] = taps;
+    }
+
+    index_t items() const { return items_; }
+
+    void run(index_t item, int worker) const noexcept {
+        const index_t first = item * L, count = std::min(L, planes_ - first);
+        const index_t n = g_.naxes, rows = g_.in_plane / width_, out_plane = g_.out_plane;
+        A* row = values_.get() + worker * per_worker_;
+        A* const buffers = row + width_ * L;
+        A* const flat = buffers + 2 * buffer_;
+        U* const code_buffers = codes_.get() + worker * per_worker_codes_;
+        U* const flat_codes = code_buffers + 2 * buffer_;
+        A* d = buffers;
+        U* c = code_buffers;
+        AxisTable h = axis_table(g_, n - 1);
+        const S* x = x_ + first * g_.in_plane;
+        // The last axis, row by row: the row of each plane into lanes, then its windows.
+        for (index_t r = 0; r < rows; ++r) {
+            if constexpr (is_half_float<S>) {
+                float* wide = flat + L * out_plane;
+                for (index_t p = 0; p < count; ++p) {
+                    widen_row(x + p * g_.in_plane + r * width_, wide + p * width_, width_);
+                }
+                to_lanes<L>(static_cast<const float*>(wide), width_, width_, count, row);
+            } else {
+                to_lanes<L>(x + r * width_, g_.in_plane, width_, count, row);
+            }
+            A* best = d + r * h.out_len * L;
+            U* code = c + r * h.out_len * L;
+            for (index_t j = 0; j < h.out_len; ++j) {
+                if (h.count[j] == 0) {
+                    std::fill(best + j * L, best + (j + 1) * L, empty_value_);
+                    std::fill(code + j * L, code + (j + 1) * L, U{0});
+                    continue;
+                }
+                lanes_max<A, L>(row, tap_position_.get() + tap_first_[j], h.count[j],
+                                best + j * L, code + j * L);
+            }
+            // Positions in the row to offsets in the plane (an empty window's stays 0).
+            const U start = static_cast<U>(r * width_);
+            if (start != 0) {
+                for (index_t j = 0; j < h.out_len; ++j) {
+                    U add = h.count[j] > 0 ? start : U{0};
+                    for (index_t i = j * L; i < (j + 1) * L; ++i) code[i] = static_cast<U>(code[i] + add);
+                }
+            }
+        }
+        // Axes n-2 .. 0, ping-ponging between the two pass buffers.
+        index_t inner = h.out_len * L, outer = rows;
+        for (index_t a = n - 2; a >= 0; --a) {
+            AxisTable v = axis_table(g_, a);
+            outer /= v.length;
+            A* next = d == buffers ? buffers + buffer_ : buffers;
+            U* next_code = c == code_buffers ? code_buffers + buffer_ : code_buffers;
+            for (index_t o = 0; o < outer; ++o) {
+                const A* src = d + o * v.length * inner;
+                const U* src_code = c + o * v.length * inner;
+                for (index_t j = 0; j < v.out_len; ++j) {
+                    index_t at = v.count[j] > 0 ? v.begin[j] * inner : 0;
+                    coded_window(next + (o * v.out_len + j) * inner,
+                                 next_code + (o * v.out_len + j) * inner, src + at, src_code + at,
+                                 v.count[j], v.dil * inner, 0, inner, empty_value_);
+                }
+            }
+            d = next;
+            c = next_code;
+            inner *= v.out_len;
+        }
+        // Out of the lanes, plane by plane.
+        S* out = out_ + first * out_plane;
+        if constexpr (sizeof(S) == sizeof(A)) {
+            from_lanes<L>(static_cast<const A*>(d), out_plane, count, out, out_plane);
+        } else {
+            from_lanes<L>(static_cast<const A*>(d), out_plane, count, flat, out_plane);
+            for (index_t p = 0; p < count; ++p) {
+                narrow_row(flat + p * out_plane, out + p * out_plane, out_plane);
+            }
+        }
+        if (spec_.out64 == nullptr && spec_.out32 == nullptr) return;
+        from_lanes<L>(static_cast<const U*>(c), out_plane, count, flat_codes, out_plane);
+        if (spec_.out64 != nullptr) {
+            write_indices(spec_.out64 + first * out_plane, flat_codes, first, count);
+        } else {
+            write_indices(spec_.out32 + first * out_plane, flat_codes, first, count);
+        }
+    }
+
+  private:
+    // index[p * out_plane + k] from the winners' offsets, code[p * out_plane + k].
+    template <class I>
+    void write_indices(I* index, const U* code, index_t first, index_t count) const noexcept {
+        const index_t out_plane = g_.out_plane;
+        const std::int64_t modulus = spec_.offset_modulus;
+        const bool wrap = modulus < g_.in_plane;
+        for (index_t p = 0; p < count; ++p) {
+            const std::int64_t base = ((first + p) % spec_.plane_modulus) * g_.in_plane;
+            I* to = index + p * out_plane;
+            const U* from = code + p * out_plane;
+            if (wrap) {
+                for (index_t k = 0; k < out_plane; ++k) {
+                    to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k]) % modulus);
+                }
+            } else {
+                for (index_t k = 0; k < out_plane; ++k) {
+                    to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k]));
+                }
+            }
+        }
+    }
+
+    const S* x_;
+    S* out_;
+    index_t planes_;
+    Geometry g_;
+    IndexSpec spec_;
+    A empty_value_;
+    index_t width_ = 0;       // input length of the last axis
+    index_t buffer_ = 0;      // entries of each pass buffer (lanes included)
+    index_t per_worker_ = 0;        // values per worker (see the constructor)
+    index_t per_worker_codes_ = 0;  // codes per worker
+    index_t items_ = 0;
+    std::unique_ptr<A[]> values_;
+    std::unique_ptr<U[]> codes_;
+    std::unique_ptr<index_t[]> tap_first_;     // window j's taps: tap_position_[first[j] ..
+    std::unique_ptr<index_t[]> tap_position_;  // first[j + 1]), positions in a row
+};
+
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif
