@@ -182,8 +182,32 @@ inline void transpose_planes(const S* x, index_t in_plane, index_t count, index_
     }
 }
 
-// sums[p * stride + k] = staged[k * L + p] for k < n, p < count: the lanes' sums of n outputs
-// back to each plane's row (eight by eight through tile transposes where the build has them).
+// Whether the lanes' sums are staged side by side (staged[k * L + p]) and then moved to each
+// plane's row of sums by tile transposes (unstage_sums): 32-bit sums in the AVX2 build; other
+// sums go to the rows one lane at a time as each output is summed (put_sums).
+template <class B>
+constexpr bool staged_sums = OVPOOL_CORE_HAVE_AVX2 && sizeof(B) == 4;
+
+// Output k's sums of the first `count` lanes: to staged[k * L ..] (see staged_sums), or to
+// sums[p * stride + k].
+template <class B, index_t L>
+inline void put_sums(const Lanes<B, L>& total, index_t k, B* staged, B* sums, index_t stride,
+                     index_t count) {
+    if constexpr (staged_sums<B>) {
+        (void)sums;
+        (void)stride;
+        (void)count;
+        total.get(staged + k * L);
+    } else {
+        (void)staged;
+        B lanes[L];
+        total.get(lanes);
+        for (index_t p = 0; p < count; ++p) sums[p * stride + k] = lanes[p];
+    }
+}
+
+// sums[p * stride + k] = staged[k * L + p] for k < n, p < count: staged sums of n outputs
+// back to each plane's row, eight by eight through tile transposes.
 template <class B, index_t L>
 inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, index_t stride) {
     index_t p0 = 0;
@@ -203,11 +227,11 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
 }
 
 // Sums of the outputs whose axis-0 position is in [j0, j1) (whole rows of axis 0, in
-// row-major order) of the block in `block` (transposed, L lanes), written to
-// staged[k * L + p] (k counting those outputs from 0; see unstage_sums). N: the spatial axes
-// (1 to 3).
+// row-major order) of the block in `block` (transposed, L lanes), put by put_sums (k counting
+// those outputs from 0) for the first `count` lanes. N: the spatial axes (1 to 3).
 template <class A, index_t L, int N>
-void lane_sums(const A* block, A* staged, const Geometry& g, index_t j0, index_t j1) {
+void lane_sums(const A* block, A* staged, A* sums, index_t stride, index_t count,
+               const Geometry& g, index_t j0, index_t j1) {
     // Axes padded to three at the end (an absent axis: one window of one tap, which adds
     // nothing to a float sum: 0 + s == s for a sum s started from +0, and s is never -0).
     index_t out_len[3], pitch[3];
@@ -261,7 +285,7 @@ void lane_sums(const A* block, A* staged, const Geometry& g, index_t j0, index_t
                         }
                     }
                 }
-                total.get(staged + k * L);
+                put_sums(total, k, staged, sums, stride, count);
             }
         }
     }
@@ -311,8 +335,9 @@ inline Lanes<A, L> pair_total(const A* block, index_t base, index_t zero, const 
 // first tap of window j of axis a as a block offset; two[a][j]: whether it has a second. The
 // block is followed by a row of L zeros.
 template <class A, index_t L, int N>
-void lane_pair_sums(const A* block, A* staged, const Geometry& g, const index_t* const* first,
-                    const bool* const* two, index_t j0, index_t j1) {
+void lane_pair_sums(const A* block, A* staged, A* sums, index_t stride, index_t count,
+                    const Geometry& g, const index_t* const* first, const bool* const* two,
+                    index_t j0, index_t j1) {
     index_t out_len[3] = {1, 1, 1}, pitch[3] = {0, 0, 0};
     index_t later = L;
     for (index_t a = N - 1; a >= 0; --a) {
@@ -333,7 +358,8 @@ void lane_pair_sums(const A* block, A* staged, const Geometry& g, const index_t*
             const index_t b1 = first[0][u] + f1[v];
             for (index_t w = 0; w < out_len[2]; ++w, ++k) {
                 const bool taps[3] = {two[0][u], two1[v], two2[w]};
-                pair_total<A, L, N>(block, b1 + f2[w], zero, pitch, taps).get(staged + k * L);
+                put_sums(pair_total<A, L, N>(block, b1 + f2[w], zero, pitch, taps), k, staged,
+                         sums, stride, count);
             }
         }
     }
@@ -391,8 +417,10 @@ class AvgLanes {
         chunk_rows_ = std::max<index_t>(1, lanes_chunk_outputs / row_outputs_);
         // The block, a row of zeros (absent taps of pair_total) and the rows a transpose may
         // spill into, the sums, the sums as the lanes leave them (see unstage_sums).
-        per_worker_ = lanes * (g_.in_plane + lanes_spill_rows) + lanes * sums_stride(lanes) +
-                      lanes * chunk_rows_ * row_outputs_;
+        per_worker_ = lanes * (g_.in_plane + lanes_spill_rows) + lanes * sums_stride(lanes);
+        if (narrow_ ? staged_sums<N> : staged_sums<A>) {
+            per_worker_ += lanes * chunk_rows_ * row_outputs_;
+        }
         pairs_ = true;
         index_t windows = 0;
         for (index_t a = 0; a < g_.naxes; ++a) {
@@ -478,27 +506,30 @@ class AvgLanes {
             if (pairs_) {
                 switch (g_.naxes) {
                     case 1:
-                        lane_pair_sums<B, L, 1>(lanes, staged, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 1>(lanes, staged, sums, stride, count, g_, first_, two_,
+                                                row, last);
                         break;
                     case 2:
-                        lane_pair_sums<B, L, 2>(lanes, staged, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 2>(lanes, staged, sums, stride, count, g_, first_, two_,
+                                                row, last);
                         break;
                     default:
-                        lane_pair_sums<B, L, 3>(lanes, staged, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 3>(lanes, staged, sums, stride, count, g_, first_, two_,
+                                                row, last);
                         break;
                 }
             } else switch (g_.naxes) {
                 case 1:
-                    lane_sums<B, L, 1>(lanes, staged, g_, row, last);
+                    lane_sums<B, L, 1>(lanes, staged, sums, stride, count, g_, row, last);
                     break;
                 case 2:
-                    lane_sums<B, L, 2>(lanes, staged, g_, row, last);
+                    lane_sums<B, L, 2>(lanes, staged, sums, stride, count, g_, row, last);
                     break;
                 default:
-                    lane_sums<B, L, 3>(lanes, staged, g_, row, last);
+                    lane_sums<B, L, 3>(lanes, staged, sums, stride, count, g_, row, last);
                     break;
             }
-            unstage_sums<B, L>(staged, n, count, sums, stride);
+            if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, sums, stride);
             index_t k = row * row_outputs_;
             Divisors part{divisors_.count + k, divisors_.real + k};
             for (index_t p = 0; p < count; ++p) {
