@@ -38,6 +38,11 @@ cdef extern from "core/jobs.hpp" namespace "ovpool::core" nogil:
         ptrdiff_t items()
         void run(ptrdiff_t item, int worker)
 
+cdef extern from "core/threads.hpp" namespace "ovpool::core" nogil:
+    const int64_t bytes_per_worker
+    int core_workers_for_bytes "ovpool::core::workers_for_bytes" (int64_t bytes, int most,
+                                                                 int64_t per_worker)
+
 cdef extern from *:
     """
     #ifdef _OPENMP
@@ -115,6 +120,16 @@ def cpu_has_avx2_f16c():
     return bool(ovpool_cpu_has_avx2_f16c())
 
 
+# Bytes read and written per worker thread (core/threads.hpp).
+BYTES_PER_WORKER = bytes_per_worker
+
+
+def workers_for_bytes(int64_t nbytes, int most, int64_t per_worker=bytes_per_worker):
+    """Threads worth starting for a call that reads and writes ``nbytes`` bytes, at most
+    ``most`` (core/threads.hpp's rule; ``per_worker`` replaces its bytes per worker)."""
+    return core_workers_for_bytes(nbytes, most, per_worker)
+
+
 def openmp_enabled():
     """True when the kernels were compiled with OpenMP (and so can use several threads)."""
     return bool(OVPOOL_OPENMP)
@@ -122,8 +137,10 @@ def openmp_enabled():
 
 cdef void run_job(const void* job, ptrdiff_t items, ovpool_item_fn run_item,
                   int num_threads) noexcept nogil:
-    """Every item of a job, over up to ``num_threads`` OpenMP threads."""
+    """Every item of a job, over up to ``num_threads`` OpenMP threads (no more than items)."""
     cdef ptrdiff_t item
+    if num_threads > items:
+        num_threads = <int> items if items > 0 else 1
     for item in prange(items, schedule='guided', num_threads=num_threads):
         run_item(job, item, threadid())
 

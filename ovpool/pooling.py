@@ -133,9 +133,9 @@ def _planes(array, planes_shape, storage):
     return flat if flat.dtype is storage.view else flat.view(storage.view)
 
 
-# Below this many elements per thread (of the input, or of the output when it is larger, as
-# when adaptive pooling upsamples), starting threads costs more than it saves.
-_ELEMENTS_PER_THREAD = 1 << 15
+# Bytes read and written per kernel thread (core/threads.hpp; tests lower it to run tiny
+# inputs on several threads).
+_BYTES_PER_THREAD = _kernels.BYTES_PER_WORKER
 
 
 class _WindowTables:
@@ -143,10 +143,10 @@ class _WindowTables:
     array in the layout the kernels' make_geometry reads (one array: every typed-memoryview
     argument of a kernel call costs about a microsecond), the plane sizes, and what a call
     needs of the input shape: the number of planes, the kernels' 2-D shapes of input and
-    output, the output shape, and the most threads worth starting."""
+    output and the output shape."""
 
     __slots__ = ("packed", "in_plane", "out_plane", "planes", "in_planes", "out_planes",
-                 "out_shape", "max_threads", "allocatable")
+                 "out_shape", "allocatable")
 
     def __init__(self, shape, packed, in_plane, out_plane, output_spatial):
         self.packed = packed
@@ -156,17 +156,17 @@ class _WindowTables:
         self.in_planes = (self.planes, in_plane)
         self.out_planes = (self.planes, out_plane)
         self.out_shape = tuple(shape[:2]) + output_spatial
-        elements = self.planes * max(in_plane, out_plane)
-        self.max_threads = min(self.planes, elements // _ELEMENTS_PER_THREAD)
         # The output dtypes whose allocation passed check_allocation (under the memory limit
         # of the plan's key, so the check holds for every call that finds this plan).
         self.allocatable = set()
 
-    def num_threads(self):
-        """The threads for this call: the context's, at most :attr:`max_threads`, at least 1."""
-        if self.max_threads <= 1:
-            return 1
-        return max(1, min(get_num_threads(), self.max_threads))
+    def num_threads(self, itemsize, index_itemsize=0):
+        """The threads for a call on elements of ``itemsize`` bytes (plus indices of
+        ``index_itemsize``): at most the context's, one per _BYTES_PER_THREAD bytes read and
+        written (core/threads.hpp)."""
+        nbytes = self.planes * ((self.in_plane + self.out_plane) * itemsize
+                                + self.out_plane * index_itemsize)
+        return _kernels.workers_for_bytes(nbytes, get_num_threads(), _BYTES_PER_THREAD)
 
 
 # How an average divides each window's sum (see semantics.md and rules.hpp's DivisorRule):
@@ -249,7 +249,7 @@ def _run_avg(x, storage, out, tables, divisors):
     if tables.planes:
         storage.avg_planes(
             _planes(x, tables.in_planes, storage), _planes(out, tables.out_planes, storage),
-            tables.packed, *divisors, storage.half_kind, tables.num_threads())
+            tables.packed, *divisors, storage.half_kind, tables.num_threads(x.itemsize))
     return out
 
 
@@ -294,7 +294,8 @@ def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
         storage.max_planes(
             _planes(x, tables.in_planes, storage), _planes(values, tables.out_planes, storage),
             index64, index32, tables.packed, storage.lowest, plane_modulus, offset_modulus,
-            storage.half_kind, tables.num_threads())
+            storage.half_kind,
+            tables.num_threads(x.itemsize, 0 if indices is None else indices.itemsize))
     return values if indices is None else (values, indices)
 
 

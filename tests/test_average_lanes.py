@@ -15,6 +15,14 @@ from helpers import assert_planes_keep_their_bits
 from reference import ref_adaptive_avg_pool
 from test_kernels import _assert_builds_agree_bitwise, _avx2_build
 
+@pytest.fixture(autouse=True)
+def _small_inputs_on_two_threads(monkeypatch):
+    """The calls here are far below the bytes a second thread is worth (core/threads.hpp):
+    lowered, so that the thread-count comparisons really run two threads."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)
+
+
 # 21 planes: at least one block for every dtype, and a part-empty last block.
 SHAPES = [(3, 7, 5), (3, 7, 4, 3), (1, 21, 3, 2, 4)]
 

@@ -76,3 +76,27 @@ def test_num_threads_context_is_per_thread():
     with pytest.raises(BadArgumentError):
         with ovpool.num_threads(0):
             pass
+
+
+def test_threads_follow_the_bytes_a_call_reads_and_writes():
+    """core/threads.hpp's rule: one thread per BYTES_PER_WORKER bytes, at most the caller's
+    count, at least one; the numpy API asks it with the call's input, output and index bytes."""
+    from ovpool import pooling
+    from ovpool._kernel_select import kernels
+
+    per = kernels.BYTES_PER_WORKER
+    assert per > 0
+    assert kernels.workers_for_bytes(0, 8) == 1
+    assert kernels.workers_for_bytes(per - 1, 8) == 1
+    assert kernels.workers_for_bytes(2 * per, 8) == 2
+    assert kernels.workers_for_bytes(100 * per, 3) == 3
+    assert kernels.workers_for_bytes(100 * per, 1) == 1
+    assert kernels.workers_for_bytes(5, 4, 1) == 4
+    tables = pooling._WindowTables((1, 8, 64, 64), None, 64 * 64, 32 * 32, (32, 32))
+    with ovpool.num_threads(4):
+        for itemsize, index_itemsize in ((1, 0), (4, 0), (4, 8)):
+            nbytes = 8 * ((64 * 64 + 32 * 32) * itemsize + 32 * 32 * index_itemsize)
+            assert tables.num_threads(itemsize, index_itemsize) == kernels.workers_for_bytes(
+                nbytes, 4, pooling._BYTES_PER_THREAD)
+    with ovpool.num_threads(1):
+        assert tables.num_threads(8, 8) == 1

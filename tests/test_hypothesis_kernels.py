@@ -238,14 +238,14 @@ def common(draw):
 
 @contextlib.contextmanager
 def _threads(case):
-    saved = pooling_module._ELEMENTS_PER_THREAD
+    saved = pooling_module._BYTES_PER_THREAD
     if case["force_parallel"]:
-        pooling_module._ELEMENTS_PER_THREAD = 1
+        pooling_module._BYTES_PER_THREAD = 1
     try:
         with ovpool.num_threads(case["threads"]):
             yield
     finally:
-        pooling_module._ELEMENTS_PER_THREAD = saved
+        pooling_module._BYTES_PER_THREAD = saved
 
 
 def _make_input(case, for_average):
@@ -588,13 +588,13 @@ def test_parallel_equals_serial(seed, dtype, op, threads):
         function = ovpool.adaptive_avg_pool if op == "aavg" else ovpool.adaptive_max_pool
     with ovpool.num_threads(1):
         serial = function(x, **kwargs)
-    saved = pooling_module._ELEMENTS_PER_THREAD
-    pooling_module._ELEMENTS_PER_THREAD = 1
+    saved = pooling_module._BYTES_PER_THREAD
+    pooling_module._BYTES_PER_THREAD = 1
     try:
         with ovpool.num_threads(threads):
             parallel = function(x, **kwargs)
     finally:
-        pooling_module._ELEMENTS_PER_THREAD = saved
+        pooling_module._BYTES_PER_THREAD = saved
     serial = serial if isinstance(serial, tuple) else (serial,)
     parallel = parallel if isinstance(parallel, tuple) else (parallel,)
     assert len(serial) == len(parallel)

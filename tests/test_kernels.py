@@ -6,6 +6,13 @@ import pytest
 import ovpool
 
 
+@pytest.fixture(autouse=True)
+def _small_inputs_on_two_threads(monkeypatch):
+    """The calls here are far below the bytes a second thread is worth (core/threads.hpp):
+    lowered, so that the thread-count comparisons really run two threads."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)
+
 
 def _all_bit_patterns(dtype):
     return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dtype).reshape(1, 1, -1)

@@ -51,7 +51,7 @@ def test_one_compiled_model_from_many_threads(name):
 
 
 def test_numpy_api_from_many_threads_with_forced_parallel_kernels(monkeypatch):
-    monkeypatch.setattr(pooling_module, "_ELEMENTS_PER_THREAD", 1)   # tiny inputs go parallel
+    monkeypatch.setattr(pooling_module, "_BYTES_PER_THREAD", 1)   # tiny inputs go parallel
     rng = np.random.default_rng(3)
     xs = [rng.standard_normal((2, 3, 9 + i % 5, 7 + i % 3)).astype(np.float32) for i in range(24)]
     calls = [

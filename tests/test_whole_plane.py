@@ -10,6 +10,14 @@ import pytest
 import ovpool
 from test_kernels import _add_nan_payloads, _assert_builds_agree_bitwise, _avx2_build
 
+@pytest.fixture(autouse=True)
+def _small_inputs_on_two_threads(monkeypatch):
+    """The calls here are far below the bytes a second thread is worth (core/threads.hpp):
+    lowered, so that the thread-count comparisons really run two threads."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)
+
+
 DTYPES = [np.float32, np.float16, "bfloat16", np.float64, np.int8, np.uint8, np.int32, np.int64]
 # 1-D planes of every length around one to three vectors of every element width (4 doubles to
 # 32 bytes), then 2-D and 3-D planes.
@@ -181,3 +189,76 @@ def test_whole_plane_results_keep_the_baseline_bits(monkeypatch):
         cases.append((rng.standard_normal((2, 3, 7, 19)) * 100).astype(dtype))
     _assert_builds_agree_bitwise(monkeypatch, lambda: [r for x in cases
                                                        for r in _whole_plane_runs(x)])
+
+
+# Small planes (at most 64 elements) of float32, float16, bfloat16, int8 and uint8 are averaged
+# 16 planes at a time, transposed (reduce.hpp's lanes path); 39 planes: two blocks and seven
+# planes left over, which go plane by plane. (2, 16, n): the last block ends the input, where
+# the tile transposes of planes shorter than a tile must not read past it.
+LANE_PLANES = [(n,) for n in (1, 3, 6, 7, 8, 9, 15, 16, 17, 25, 31, 40, 64)] + [(5, 5), (2, 3)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.int8, np.uint8])
+def test_whole_plane_lanes_averages_match_planes_alone(monkeypatch, dtype):
+    """Every plane of a lanes call: the oracle's value (integers: exact; floats: sums of small
+    integers, exact in any order, with -0 planes and NaN) and the bits of that plane pooled on
+    its own, with one or two threads and in both builds."""
+    from reference import ref_adaptive_avg_pool
+
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(89)
+    floating = dtype.kind == "f" or dtype.name == "bfloat16"
+    cases = []
+    for plane in LANE_PLANES:
+        for batch in ((3, 13), (2, 16)):
+            shape = batch + plane
+            if floating:
+                x = rng.integers(-9, 10, size=shape).astype(dtype)
+                x[x == 0] = -0.0
+                x.reshape(-1)[rng.random(x.size) < 0.02] = np.nan
+                x.reshape(batch[0] * batch[1], -1)[5] = -0.0
+            else:
+                info = np.iinfo(dtype)
+                x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+                x.reshape(batch[0] * batch[1], -1)[4] = info.max
+                x.reshape(batch[0] * batch[1], -1)[20] = info.min
+            cases.append(x)
+    threads = ovpool.get_num_threads()
+    try:
+        for x in cases:
+            ones = (1,) * (x.ndim - 2)
+            want = ref_adaptive_avg_pool(x, ones)
+            results = []
+            for n in (1, 2):
+                ovpool.set_num_threads(n)
+                results.append(ovpool.adaptive_avg_pool(x, ones))
+            ovpool.set_num_threads(1)
+            alone = np.concatenate([ovpool.adaptive_avg_pool(x[i:i + 1, c:c + 1], ones)
+                                    for i in range(x.shape[0]) for c in range(x.shape[1])])
+            for got in results:
+                np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64),
+                                              err_msg=str(x.shape))
+                np.testing.assert_array_equal(np.signbit(got.astype(np.float64)),
+                                              np.signbit(want.astype(np.float64)))
+                np.testing.assert_array_equal(got.reshape(-1).view(np.uint8),
+                                              alone.reshape(-1).view(np.uint8))
+    finally:
+        ovpool.set_num_threads(threads)
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, lambda: [
+            ovpool.adaptive_avg_pool(x, (1,) * (x.ndim - 2)) for x in cases])
+
+
+def test_whole_plane_lanes_float_sums_keep_the_order_of_a_plane_alone():
+    """Random floats whose sums round: the lanes' eight partial sums (planes of 16 or more) and
+    sums one by one give the bits of each plane pooled alone."""
+    rng = np.random.default_rng(97)
+    for plane in LANE_PLANES:
+        for dtype in (np.float32, np.float16):
+            x = (rng.standard_normal((3, 13) + plane) * 100).astype(dtype)
+            ones = (1,) * len(plane)
+            got = ovpool.adaptive_avg_pool(x, ones)
+            alone = np.concatenate([ovpool.adaptive_avg_pool(x[i:i + 1, c:c + 1], ones)
+                                    for i in range(3) for c in range(13)])
+            np.testing.assert_array_equal(got.reshape(-1).view(np.uint8),
+                                          alone.reshape(-1).view(np.uint8), err_msg=str(plane))

@@ -30,6 +30,7 @@
 #include "types.hpp"
 #include "average.hpp"
 #include "rules.hpp"
+#include "simd/lanes_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -139,13 +140,98 @@ struct Lanes<A, L, true> {
 };
 #endif
 
+// Rows of lanes a transposed block may write beyond its plane's elements (see
+// transpose_planes): a buffer for planes of n elements holds n + lanes_spill_rows rows.
+constexpr index_t lanes_spill_rows = 8;
+
+// The block of planes x[p * in_plane ..], p < count <= L, transposed: lanes[i * L + p] =
+// load<B>(x[p * in_plane + i]) for i in [from, to), and 0 in the lanes of absent planes
+// (count <= p < L). Eight planes at a time through 8x8 tile transposes where the build has
+// them (simd/lanes_avx2.hpp); those may also write rows up to from + lanes_spill_rows (with
+// values of no use) and, for runs shorter than a tile, read up to x[(count - 1) * in_plane +
+// from + 8), which must be below `readable` (else the portable loop takes those planes).
+template <class S, class B, index_t L>
+inline void transpose_planes(const S* x, index_t in_plane, index_t count, index_t from,
+                             index_t to, index_t readable, B* lanes) {
+    index_t p0 = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (simd::has_transpose_tile8<S, B>) {
+        const index_t width = to - from;
+        for (; width > 0 && p0 + 8 <= count; p0 += 8) {
+            const S* rows = x + p0 * in_plane;
+            if (width < 8) {
+                if ((p0 + 7) * in_plane + from + 8 > readable) break;
+                simd::transpose_tile8(rows + from, in_plane, lanes + from * L + p0, L);
+                continue;
+            }
+            for (index_t i = from; i < to; i += 8) {
+                const index_t at = std::min(i, to - 8);  // the last tile overlaps
+                simd::transpose_tile8(rows + at, in_plane, lanes + at * L + p0, L);
+            }
+        }
+    }
+#else
+    (void)readable;
+#endif
+    for (index_t p = p0; p < count; ++p) {
+        const S* src = x + p * in_plane;
+        for (index_t i = from; i < to; ++i) lanes[i * L + p] = load<B>(src[i]);
+    }
+    for (index_t p = count; p < L; ++p) {
+        for (index_t i = from; i < to; ++i) lanes[i * L + p] = 0;
+    }
+}
+
+// Whether the lanes' sums are staged side by side (staged[k * L + p]) and then moved to each
+// plane's row of sums by tile transposes (unstage_sums): 32-bit sums in the AVX2 build; other
+// sums go to the rows one lane at a time as each output is summed (put_sums).
+template <class B>
+constexpr bool staged_sums = OVPOOL_CORE_HAVE_AVX2 && sizeof(B) == 4;
+
+// Output k's sums of the first `count` lanes: to staged[k * L ..] (see staged_sums), or to
+// sums[p * stride + k].
+template <class B, index_t L>
+inline void put_sums(const Lanes<B, L>& total, index_t k, B* staged, B* sums, index_t stride,
+                     index_t count) {
+    if constexpr (staged_sums<B>) {
+        (void)sums;
+        (void)stride;
+        (void)count;
+        total.get(staged + k * L);
+    } else {
+        (void)staged;
+        B lanes[L];
+        total.get(lanes);
+        for (index_t p = 0; p < count; ++p) sums[p * stride + k] = lanes[p];
+    }
+}
+
+// sums[p * stride + k] = staged[k * L + p] for k < n, p < count: staged sums of n outputs
+// back to each plane's row, eight by eight through tile transposes.
+template <class B, index_t L>
+inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, index_t stride) {
+    index_t p0 = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(B) == 4) {
+        for (; n >= 8 && p0 + 8 <= count; p0 += 8) {
+            for (index_t k = 0; k < n; k += 8) {
+                const index_t at = std::min(k, n - 8);  // the last tile overlaps
+                simd::untranspose_tile8(staged + at * L + p0, L, sums + p0 * stride + at, stride);
+            }
+        }
+    }
+#endif
+    for (index_t p = p0; p < count; ++p) {
+        for (index_t k = 0; k < n; ++k) sums[p * stride + k] = staged[k * L + p];
+    }
+}
+
 // Sums of the outputs whose axis-0 position is in [j0, j1) (whole rows of axis 0, in
-// row-major order) of the block in `block` (transposed, L lanes), written to
-// sums[p * stride + k] (k counting those outputs from 0) for the first `count` lanes.
-// N: the spatial axes (1 to 3).
+// row-major order) of the block in `block` (transposed, L lanes), put by put_sums (k counting
+// those outputs from 0) for the first `count` lanes. N: the spatial axes (1 to 3).
 template <class A, index_t L, int N>
-void lane_sums(const A* block, A* sums, index_t stride, index_t count, const Geometry& g,
-               index_t j0, index_t j1) {
+void lane_sums(const A* block, A* staged, A* sums, index_t stride, index_t count,
+               const Geometry& g, index_t j0, index_t j1) {
     // Axes padded to three at the end (an absent axis: one window of one tap, which adds
     // nothing to a float sum: 0 + s == s for a sum s started from +0, and s is never -0).
     index_t out_len[3], pitch[3];
@@ -199,9 +285,7 @@ void lane_sums(const A* block, A* sums, index_t stride, index_t count, const Geo
                         }
                     }
                 }
-                A lanes[L];
-                total.get(lanes);
-                for (index_t p = 0; p < count; ++p) sums[p * stride + k] = lanes[p];
+                put_sums(total, k, staged, sums, stride, count);
             }
         }
     }
@@ -251,9 +335,9 @@ inline Lanes<A, L> pair_total(const A* block, index_t base, index_t zero, const 
 // first tap of window j of axis a as a block offset; two[a][j]: whether it has a second. The
 // block is followed by a row of L zeros.
 template <class A, index_t L, int N>
-void lane_pair_sums(const A* block, A* sums, index_t stride, index_t count, const Geometry& g,
-                    const index_t* const* first, const bool* const* two, index_t j0,
-                    index_t j1) {
+void lane_pair_sums(const A* block, A* staged, A* sums, index_t stride, index_t count,
+                    const Geometry& g, const index_t* const* first, const bool* const* two,
+                    index_t j0, index_t j1) {
     index_t out_len[3] = {1, 1, 1}, pitch[3] = {0, 0, 0};
     index_t later = L;
     for (index_t a = N - 1; a >= 0; --a) {
@@ -269,19 +353,13 @@ void lane_pair_sums(const A* block, A* sums, index_t stride, index_t count, cons
     const bool* two1 = N > 1 ? two[1] : &single;
     const bool* two2 = N > 2 ? two[2] : &single;
     index_t k = 0;
-    A lanes[L];
     for (index_t u = j0; u < j1; ++u) {
         for (index_t v = 0; v < out_len[1]; ++v) {
             const index_t b1 = first[0][u] + f1[v];
             for (index_t w = 0; w < out_len[2]; ++w, ++k) {
                 const bool taps[3] = {two[0][u], two1[v], two2[w]};
-                Lanes<A, L> total = pair_total<A, L, N>(block, b1 + f2[w], zero, pitch, taps);
-                total.get(lanes);
-                if (count == L) {
-                    for (index_t p = 0; p < L; ++p) sums[p * stride + k] = lanes[p];
-                } else {
-                    for (index_t p = 0; p < count; ++p) sums[p * stride + k] = lanes[p];
-                }
+                put_sums(pair_total<A, L, N>(block, b1 + f2[w], zero, pitch, taps), k, staged,
+                         sums, stride, count);
             }
         }
     }
@@ -332,8 +410,12 @@ class AvgLanes {
             shares_ = std::min(rows_, (4 * workers + blocks_ - 1) / blocks_);
         }
         chunk_rows_ = std::max<index_t>(1, lanes_chunk_outputs / row_outputs_);
-        // The block, a row of zeros (absent taps of pair_total), the sums.
-        per_worker_ = lanes * (g_.in_plane + 1) + lanes * sums_stride(lanes);
+        // The block, a row of zeros (absent taps of pair_total) and the rows a transpose may
+        // spill into, the sums, the sums as the lanes leave them (see unstage_sums).
+        per_worker_ = lanes * (g_.in_plane + lanes_spill_rows) + lanes * sums_stride(lanes);
+        if (narrow_ ? staged_sums<N> : staged_sums<A>) {
+            per_worker_ += lanes * chunk_rows_ * row_outputs_;
+        }
         pairs_ = true;
         index_t windows = 0;
         for (index_t a = 0; a < g_.naxes; ++a) {
@@ -395,7 +477,8 @@ class AvgLanes {
         const index_t count = std::min(L, planes_ - first);
         const index_t in_plane = g_.in_plane, out_plane = g_.out_plane;
         B* lanes = scratch;
-        B* sums = scratch + L * (in_plane + 1);
+        B* sums = scratch + L * (in_plane + lanes_spill_rows);
+        B* staged = sums + L * sums_stride(L);
         // The block transposed: element i of plane p at lanes[i * L + p]; absent planes 0.
         // Only the input rows (along axis 0) that this item's output rows read.
         const index_t row_begin = rows_ * share / shares_, row_end = rows_ * (share + 1) / shares_;
@@ -408,13 +491,8 @@ class AvgLanes {
             hi = std::max(hi, w0.begin[row] + (w0.count[row] - 1) * w0.dil + 1);
         }
         const index_t from = lo * inner, to = std::max(lo, hi) * inner;
-        for (index_t p = 0; p < count; ++p) {
-            const S* src = x_ + (first + p) * in_plane;
-            for (index_t i = from; i < to; ++i) lanes[i * L + p] = load<B>(src[i]);
-        }
-        for (index_t p = count; p < L; ++p) {
-            for (index_t i = from; i < to; ++i) lanes[i * L + p] = 0;
-        }
+        transpose_planes<S, B, L>(x_ + first * in_plane, in_plane, count, from, to,
+                                  (planes_ - first) * in_plane, lanes);
         for (index_t p = 0; p < L; ++p) lanes[in_plane * L + p] = 0;
         for (index_t row = row_begin; row < row_end; row += chunk_rows_) {
             index_t last = std::min(row_end, row + chunk_rows_);
@@ -423,26 +501,30 @@ class AvgLanes {
             if (pairs_) {
                 switch (g_.naxes) {
                     case 1:
-                        lane_pair_sums<B, L, 1>(lanes, sums, stride, count, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 1>(lanes, staged, sums, stride, count, g_, first_, two_,
+                                                row, last);
                         break;
                     case 2:
-                        lane_pair_sums<B, L, 2>(lanes, sums, stride, count, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 2>(lanes, staged, sums, stride, count, g_, first_, two_,
+                                                row, last);
                         break;
                     default:
-                        lane_pair_sums<B, L, 3>(lanes, sums, stride, count, g_, first_, two_, row, last);
+                        lane_pair_sums<B, L, 3>(lanes, staged, sums, stride, count, g_, first_, two_,
+                                                row, last);
                         break;
                 }
             } else switch (g_.naxes) {
                 case 1:
-                    lane_sums<B, L, 1>(lanes, sums, stride, count, g_, row, last);
+                    lane_sums<B, L, 1>(lanes, staged, sums, stride, count, g_, row, last);
                     break;
                 case 2:
-                    lane_sums<B, L, 2>(lanes, sums, stride, count, g_, row, last);
+                    lane_sums<B, L, 2>(lanes, staged, sums, stride, count, g_, row, last);
                     break;
                 default:
-                    lane_sums<B, L, 3>(lanes, sums, stride, count, g_, row, last);
+                    lane_sums<B, L, 3>(lanes, staged, sums, stride, count, g_, row, last);
                     break;
             }
+            if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, sums, stride);
             index_t k = row * row_outputs_;
             Divisors part{divisors_.count + k, divisors_.real + k};
             for (index_t p = 0; p < count; ++p) {

@@ -26,6 +26,7 @@
 #include "geometry.hpp"
 #include "types.hpp"
 #include "average.hpp"
+#include "average_lanes.hpp"
 #include "simd/reduce_avx2.hpp"
 #include "simd/widen.hpp"
 
@@ -197,10 +198,54 @@ class WholePlaneMax {
     std::unique_ptr<float[]> wide_;  // 16-bit floats: one widened plane per worker
 };
 
+// Planes of at most this many elements are averaged `lanes` planes at a time, transposed
+// (average_lanes.hpp): a vector addition per element across the planes instead of a loop
+// per plane, whose set-up costs more than its few additions.
+constexpr index_t whole_lanes_max_plane = 64;
+
+// The accumulator of whole-plane averages in lanes, or void where they stay plane by plane:
+// float32 for float32 / float16 / bfloat16, int32 for int8 / uint8 (when the sums fit, see
+// WholePlaneAvg).
+template <class S> struct whole_lanes_accumulator { typedef void type; };
+template <> struct whole_lanes_accumulator<float> { typedef float type; };
+template <> struct whole_lanes_accumulator<f16> { typedef float type; };
+template <> struct whole_lanes_accumulator<bf16> { typedef float type; };
+template <> struct whole_lanes_accumulator<std::int8_t> { typedef std::int32_t type; };
+template <> struct whole_lanes_accumulator<std::uint8_t> { typedef std::int32_t type; };
+
+// The sums of L transposed planes of n elements (lanes[i * L + p]), in the order sum_windows
+// sums one window of n taps (see the top of this file): eight partial sums over 16 or more,
+// then the rest one by one from the combined total (from +0 for fewer than 16).
+template <class B, index_t L>
+inline void whole_lane_sums(const B* lanes, index_t n, B* sums) {
+    Lanes<B, L> total = Lanes<B, L>::zero();
+    index_t t = 0;
+    if (n >= 16) {
+        Lanes<B, L> s[8];
+        for (int k = 0; k < 8; ++k) s[k] = Lanes<B, L>::zero();
+        for (; t + 8 <= n; t += 8) {
+            for (int k = 0; k < 8; ++k) s[k].add(lanes + (t + k) * L);
+        }
+        s[0].add(s[1]);
+        s[2].add(s[3]);
+        s[4].add(s[5]);
+        s[6].add(s[7]);
+        s[0].add(s[2]);
+        s[4].add(s[6]);
+        s[0].add(s[4]);
+        total = s[0];
+    }
+    for (; t < n; ++t) total.add(lanes + t * L);
+    total.get(sums);
+}
+
 template <class S>
 class WholePlaneAvg {
   public:
     typedef avg_accumulator_t<S> A;
+    typedef typename whole_lanes_accumulator<S>::type B;
+    typedef typename std::conditional<std::is_void<B>::value, A, B>::type LaneSum;
+    static constexpr index_t L = average_lanes<LaneSum>;
 
     // divisor / divisor_real: the one output's divisor (see Divisors).
     WholePlaneAvg(const S* x, S* out, index_t planes, index_t in_plane,
@@ -208,12 +253,32 @@ class WholePlaneAvg {
         : x_(x), out_(out), planes_(planes), n_(in_plane),
           block_(whole_plane_block(planes, in_plane, workers)) {
         if (workers < 1) workers = 1;
+        if constexpr (!std::is_void<B>::value) {
+            // Lanes for small planes, when there are whole blocks of them, and (integers)
+            // when the sums fit in int32.
+            lanes_ = n_ <= whole_lanes_max_plane && planes_ >= L;
+            if constexpr (std::is_integral<B>::value) {
+                lanes_ = lanes_ && sums_within(n_, narrow_avg_accumulator<S>::largest,
+                                               std::numeric_limits<B>::max());
+            }
+        }
+        if (lanes_) {
+            block_ = std::max(L, block_ / L * L);
+            lane_buffer_ = L * (n_ + lanes_spill_rows) + block_;
+        }
         // The divisor repeated for a block, so that a block's averages are divided in one run.
         count_.reset(new std::int64_t[static_cast<std::size_t>(block_)]);
         real_.reset(new double[static_cast<std::size_t>(block_)]);
         std::fill(count_.get(), count_.get() + block_, divisor[0]);
         std::fill(real_.get(), real_.get() + block_, divisor_real[0]);
         sums_.reset(new A[static_cast<std::size_t>(workers * block_)]);
+        if (lanes_) {
+            lane_scratch_.reset(new LaneSum[static_cast<std::size_t>(workers * lane_buffer_)]);
+            if constexpr (std::is_integral<LaneSum>::value) {
+                small_sums_ = divisor[0] < small_divisor_limit &&
+                              sums_within(n_, narrow_avg_accumulator<S>::largest, small_sum_limit);
+            }
+        }
         if constexpr (is_half_float<S>) {
             wide_.reset(new float[static_cast<std::size_t>(workers * n_)]);
         }
@@ -223,25 +288,43 @@ class WholePlaneAvg {
 
     void run(index_t item, int worker) const noexcept {
         index_t first = item * block_, count = std::min(planes_, first + block_) - first;
-        A* sums = sums_.get() + worker * block_;
-        // Floating sums go through sum_windows as one window of n_ taps (see the top).
-        const index_t begin = 0, taps = n_;
-        for (index_t k = 0; k < count; ++k) {
-            const S* plane = x_ + (first + k) * n_;
-            if constexpr (is_half_float<S>) {
-                float* wide = wide_.get() + worker * n_;
-                widen_row(plane, wide, n_);
-                sum_windows(static_cast<const float*>(wide), sums + k, &begin, &taps, 0, 1, 1);
-            } else if constexpr (std::is_floating_point<S>::value) {
-                sum_windows(plane, sums + k, &begin, &taps, 0, 1, 1);
-            } else {
-                sums[k] = sum_integers<S, A>(plane, n_);
-            }
-        }
         Divisors divisors;
         divisors.count = count_.get();
         divisors.real = real_.get();
-        write_averages(out_ + first, static_cast<const A*>(sums), count, divisors);
+        index_t k = 0;
+        if constexpr (!std::is_void<B>::value) {
+            if (lanes_) {
+                // Whole blocks of L planes in lanes (the same sums, see whole_lane_sums).
+                LaneSum* lanes = lane_scratch_.get() + worker * lane_buffer_;
+                LaneSum* sums = lanes + L * (n_ + lanes_spill_rows);
+                divisors.small_sums = small_sums_;
+                for (; k + L <= count; k += L) {
+                    index_t p = first + k;
+                    transpose_planes<S, LaneSum, L>(x_ + p * n_, n_, L, 0, n_,
+                                                    (planes_ - p) * n_, lanes);
+                    whole_lane_sums<LaneSum, L>(lanes, n_, sums + k);
+                }
+                write_averages(out_ + first, static_cast<const LaneSum*>(sums), k, divisors);
+                divisors.small_sums = false;
+                if (k == count) return;
+            }
+        }
+        A* sums = sums_.get() + worker * block_;
+        // Floating sums go through sum_windows as one window of n_ taps (see the top).
+        const index_t begin = 0, taps = n_;
+        for (index_t j = k; j < count; ++j) {
+            const S* plane = x_ + (first + j) * n_;
+            if constexpr (is_half_float<S>) {
+                float* wide = wide_.get() + worker * n_;
+                widen_row(plane, wide, n_);
+                sum_windows(static_cast<const float*>(wide), sums + j, &begin, &taps, 0, 1, 1);
+            } else if constexpr (std::is_floating_point<S>::value) {
+                sum_windows(plane, sums + j, &begin, &taps, 0, 1, 1);
+            } else {
+                sums[j] = sum_integers<S, A>(plane, n_);
+            }
+        }
+        write_averages(out_ + first + k, static_cast<const A*>(sums + k), count - k, divisors);
     }
 
   private:
@@ -249,9 +332,13 @@ class WholePlaneAvg {
     S* out_;
     index_t planes_, n_;
     index_t block_;
+    bool lanes_ = false;        // blocks of L planes transposed (see whole_lane_sums)
+    bool small_sums_ = false;   // Divisors::small_sums of the lanes' int32 sums
+    index_t lane_buffer_ = 0;   // lane scratch per worker: L planes, spill rows, block_ sums
     std::unique_ptr<std::int64_t[]> count_;
     std::unique_ptr<double[]> real_;
     std::unique_ptr<A[]> sums_;      // a block's sums per worker
+    std::unique_ptr<LaneSum[]> lane_scratch_;
     std::unique_ptr<float[]> wide_;  // 16-bit floats: one widened plane per worker
 };
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/threads.hpp"
 #include "openvino/core/parallel.hpp"
 
 namespace ovpool {
@@ -52,15 +53,13 @@ const char* kernel_isa() { return use_avx2 ? "avx2" : "baseline"; }
 std::unique_ptr<Job> make_job(const AvgArgs& args) { return make_for_cpu(args); }
 std::unique_ptr<Job> make_job(const MaxArgs& args) { return make_for_cpu(args); }
 
-int workers_for(std::int64_t planes, std::int64_t elements) {
-    const std::int64_t per_thread = std::int64_t(1) << 15;
-    std::int64_t workers = std::min<std::int64_t>(parallel_get_max_threads(), planes);
-    workers = std::min(workers, elements / per_thread);
-    return static_cast<int>(std::max<std::int64_t>(1, workers));
+int workers_for(std::int64_t bytes) {
+    return core::workers_for_bytes(bytes, parallel_get_max_threads());
 }
 
 void run_job(const Job& job, int workers) {
     const std::ptrdiff_t items = job.items();
+    if (workers > items) workers = static_cast<int>(items);
     if (workers <= 1 || items <= 1) {
         for (std::ptrdiff_t i = 0; i < items; ++i)
             job.run(i, 0);

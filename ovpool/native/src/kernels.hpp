@@ -53,10 +53,11 @@ std::unique_ptr<Job> make_job(const MaxArgs& args);
 // Runs every item of `job` on `workers` OpenVINO threads (workers <= 1: on the caller).
 void run_job(const Job& job, int workers);
 
-// How many workers a pooling of `planes` planes and `elements` input elements gets: at most
-// OpenVINO's thread count, one per plane, and one per 32768 input elements (as ovpool's Python
-// side: below that, waking threads costs more than it saves).
-int workers_for(std::int64_t planes, std::int64_t elements);
+// How many workers a pooling that reads and writes `bytes` bytes gets: at most OpenVINO's
+// thread count, one per core::bytes_per_worker bytes (core/threads.hpp, the rule ovpool's Python
+// side follows too: below that, waking threads costs more than it saves). Jobs run on no more
+// workers than they have items.
+int workers_for(std::int64_t bytes);
 
 // "avx2" or "baseline": the kernel build this CPU runs.
 const char* kernel_isa();

@@ -222,10 +222,30 @@ namespace native {
 
 namespace {
 
-// The plan's part of every job's arguments; workers: see workers_for.
-JobArgs job_args(const Plan& plan, Storage storage, const void* x, void* out) {
+// Bytes per element of a storage type.
+std::int64_t storage_bytes(Storage storage) {
+    switch (storage) {
+        case Storage::f64:
+        case Storage::i64: return 8;
+        case Storage::f32:
+        case Storage::i32: return 4;
+        case Storage::f16:
+        case Storage::bf16: return 2;
+        default: return 1;
+    }
+}
+
+// The plan's part of every job's arguments; workers: see workers_for, for the bytes the call
+// reads and writes (`index_bytes` per output: the indices').
+JobArgs job_args(const Plan& plan, Storage storage, const void* x, void* out,
+                 std::int64_t index_bytes = 0) {
+    std::int64_t out_elements = 1;
+    for (std::int64_t n : plan.out_shape) out_elements *= n;
+    const std::int64_t element = storage_bytes(storage);
+    const std::int64_t bytes =
+        plan.in_elements * element + out_elements * (element + index_bytes);
     return {storage, x, out, static_cast<std::ptrdiff_t>(plan.planes), plan.packed.data(),
-            workers_for(plan.planes, plan.in_elements)};
+            workers_for(bytes)};
 }
 
 }  // namespace
@@ -241,7 +261,9 @@ void run_max(const Plan& plan, Storage storage, const void* x, void* out, std::i
              std::int32_t* index32) {
     if (plan.planes == 0)
         return;
-    const MaxArgs args{job_args(plan, storage, x, out), index64, index32, plan.plane_modulus,
+    const std::int64_t index_bytes = index64 ? 8 : index32 ? 4 : 0;
+    const MaxArgs args{job_args(plan, storage, x, out, index_bytes), index64, index32,
+                       plan.plane_modulus,
                        plan.offset_modulus, empty_max_value(storage)};
     run_job(*make_job(args), args.workers);
 }

@@ -1,0 +1,37 @@
+// How many threads a pooling call is worth: the one place that decides it, for the Python
+// kernels (ovpool/_kernels.pyx) and the native OpenVINO extension alike.
+//
+// Starting a second thread costs a wake-up, and on a busy machine a wait until the scheduler
+// runs it (the call's end waits for every thread): a millisecond or more, against the few
+// microseconds a small call takes. So a call gets one worker per bytes_per_worker bytes it
+// reads and writes (input, output and indices), at most the caller's thread count; results do
+// not depend on the count (see jobs.hpp).
+#ifndef OVPOOL_CORE_THREADS_HPP
+#define OVPOOL_CORE_THREADS_HPP
+
+#include <algorithm>
+#include <cstdint>
+
+#include "config.hpp"
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+
+// Bytes read and written per worker (measured on two cores: calls below about 1 MiB ran no
+// faster on two threads than on one even on a quiet machine, and much slower on a busy one).
+constexpr std::int64_t bytes_per_worker = std::int64_t(1) << 20;
+
+// Workers for a call that reads and writes `bytes` bytes, given at most `most` threads
+// (`per_worker`: bytes_per_worker, or another size for tests that run tiny inputs threaded).
+inline int workers_for_bytes(std::int64_t bytes, int most,
+                             std::int64_t per_worker = bytes_per_worker) {
+    std::int64_t workers = std::min<std::int64_t>(most, bytes / std::max<std::int64_t>(1, per_worker));
+    return static_cast<int>(std::max<std::int64_t>(1, workers));
+}
+
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif
