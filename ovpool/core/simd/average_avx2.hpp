@@ -26,6 +26,7 @@
 
 #include "../config.hpp"
 #include "../types.hpp"
+#include "transpose_avx2.hpp"
 
 #if OVPOOL_CORE_HAVE_AVX2
 #include <immintrin.h>
@@ -239,25 +240,6 @@ inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
         __m256d total = _mm256_setzero_pd();
         for (index_t t = 0; t < rows; ++t) total = _mm256_add_pd(total, _mm256_loadu_pd(s + t * gap));
         _mm256_storeu_pd(d, total);
-    }
-}
-
-// Transposes the 8x8 matrix of 32-bit lanes m[0..8) in place.
-inline void transpose8x8(__m256* m) {
-    __m256 t[8], u[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(m[i], m[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(m[i], m[i + 1]);
-    }
-    for (int i = 0; i < 8; i += 4) {
-        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int i = 0; i < 4; ++i) {
-        m[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-        m[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
     }
 }
 

@@ -1,12 +1,14 @@
-// AVX2 transposes of square blocks of 4- and 8-byte elements (8x8 and 4x4: one 32-byte vector
-// per row), between rows given by pointers. Only the bits move (shuffles, no arithmetic), so
-// the result is the scalar copy's, NaN payloads included.
+// AVX2 transposes: eight vectors of 32-bit lanes in registers, and square blocks of 4- and
+// 8-byte elements (8x8 and 4x4: one 32-byte vector per row) between rows given by pointers.
+// Only the bits move (shuffles, no arithmetic), so the result is the scalar copy's, NaN
+// payloads included.
 //
 // Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
 #ifndef OVPOOL_CORE_SIMD_TRANSPOSE_AVX2_HPP
 #define OVPOOL_CORE_SIMD_TRANSPOSE_AVX2_HPP
 
 #include "../config.hpp"
+#include "../types.hpp"
 
 #if OVPOOL_CORE_HAVE_AVX2
 #include <immintrin.h>
@@ -15,6 +17,25 @@ namespace ovpool {
 namespace core {
 inline namespace OVPOOL_CORE_ISA {
 namespace simd {
+
+// Transposes the 8x8 matrix of 32-bit lanes m[0..8) in place.
+inline void transpose8x8(__m256* m) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(m[i], m[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(m[i], m[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; ++i) {
+        m[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        m[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
 
 // Elements of `Bytes` bytes in one 32-byte vector: the side of transpose_block's square.
 template <int Bytes>
@@ -26,24 +47,10 @@ template <int Bytes>
 inline void transpose_block(const void* const* src, void* const* dst) {
     static_assert(Bytes == 4 || Bytes == 8, "4- or 8-byte elements");
     if constexpr (Bytes == 4) {
-        __m256 r[8], t[8], s[8];
-        for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(static_cast<const float*>(src[k]));
-        for (int k = 0; k < 8; k += 2) {
-            t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-            t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-        }
-        for (int k = 0; k < 8; k += 4) {
-            s[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
-            s[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xEE);
-            s[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
-            s[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
-        }
-        for (int k = 0; k < 4; ++k) {
-            _mm256_storeu_ps(static_cast<float*>(dst[k]),
-                             _mm256_permute2f128_ps(s[k], s[k + 4], 0x20));
-            _mm256_storeu_ps(static_cast<float*>(dst[k + 4]),
-                             _mm256_permute2f128_ps(s[k], s[k + 4], 0x31));
-        }
+        __m256 m[8];
+        for (int k = 0; k < 8; ++k) m[k] = _mm256_loadu_ps(static_cast<const float*>(src[k]));
+        transpose8x8(m);
+        for (int k = 0; k < 8; ++k) _mm256_storeu_ps(static_cast<float*>(dst[k]), m[k]);
     } else {
         __m256d r[4], t[4];
         for (int k = 0; k < 4; ++k) r[k] = _mm256_loadu_pd(static_cast<const double*>(src[k]));
