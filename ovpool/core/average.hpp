@@ -459,6 +459,29 @@ inline A divide_round_even(A total, std::int64_t divisor, double real) {
     return static_cast<A>(divide_round_even_wide(static_cast<wide_t>(total), divisor));
 }
 
+// Outputs per plane below which a block of planes repeats one plane's divisors, so that the
+// block's averages are written in one run rather than plane by plane (a run of write_averages
+// per plane costs more than its divisions when planes have few outputs).
+constexpr index_t few_outputs_per_plane = 64;
+
+// One plane's divisors repeated for a block of planes.
+struct RepeatedDivisors {
+    std::unique_ptr<std::int64_t[]> count;
+    std::unique_ptr<double[]> real;
+
+    // Copies d's `out_plane` divisors `planes` times and points d at the copies.
+    void repeat(Divisors& d, index_t out_plane, index_t planes) {
+        count = allocate<std::int64_t>(planes * out_plane);
+        real = allocate<double>(planes * out_plane);
+        for (index_t p = 0; p < planes; ++p) {
+            std::copy(d.count, d.count + out_plane, count.get() + p * out_plane);
+            std::copy(d.real, d.real + out_plane, real.get() + p * out_plane);
+        }
+        d.count = count.get();
+        d.real = real.get();
+    }
+};
+
 // out[i] = sums[i] / divisor[i], stored in the output's type.
 template <class S, class A>
 inline void write_averages(S* out, const A* sums, index_t n, const Divisors& divisors) {

@@ -193,15 +193,10 @@ class AvgBlocks {
         // The transposed block, the passes' two buffers, the sums plane by plane.
         per_worker_ = L * (g.in_plane + 2 * g.scratch + g.out_plane);
         scratch_ = allocate<B>(workers * per_worker_);
-        // The divisors repeated for a block, whose averages are then written in one run.
-        block_count_ = allocate<std::int64_t>(L * g.out_plane);
-        block_real_ = allocate<double>(L * g.out_plane);
-        for (index_t i = 0; i < L * g.out_plane; ++i) {
-            block_count_[i] = divisors.count[i % g.out_plane];
-            block_real_[i] = divisors.real[i % g.out_plane];
+        block_divisors_ = divisors;
+        if (g.out_plane < few_outputs_per_plane) {
+            repeated_.repeat(block_divisors_, g.out_plane, L);
         }
-        divisors_.count = block_count_.get();
-        divisors_.real = block_real_.get();
         if constexpr (ranged_average<S>::value) {
             wide_ = allocate<A>(workers * 2 * L * g.scratch);
         }
@@ -214,15 +209,16 @@ class AvgBlocks {
         const index_t in_plane = g_.in_plane, out_plane = g_.out_plane;
         const S* x = x_ + first * in_plane;
         S* out = out_ + first * out_plane;
-        Divisors these = divisors_;
+        const bool repeated = repeated_.count != nullptr;
+        Divisors these = repeated ? block_divisors_ : divisors_;
         if constexpr (std::is_integral<S>::value) {
             long long largest = narrow_avg_accumulator<S>::largest;
             if constexpr (ranged_average<S>::value) {
                 std::uint64_t bound = magnitude_bound(x, count * in_plane);
                 if (!sums_within(volume_, bound, std::numeric_limits<std::int32_t>::max())) {
                     // Sums that may not fit in int32: the passes in the full accumulator.
-                    avg_planes(x, out, wide_.get() + worker * 2 * L * g_.scratch, g_, divisors_,
-                               count, count * out_plane);
+                    avg_planes(x, out, wide_.get() + worker * 2 * L * g_.scratch, g_, these,
+                               count, repeated ? count * out_plane : out_plane);
                     return;
                 }
                 these.small_sums = small_divisors_ && sums_within(volume_, bound, small_sum_limit);
@@ -236,7 +232,13 @@ class AvgBlocks {
         transpose_into_lanes<L>(x, in_plane, count, block);
         const B* sums = sum_passes(static_cast<const B*>(block), passes, lanes_g_, 1);
         transpose_from_lanes<L>(sums, out_plane, count, planes);
-        write_averages(out, planes, count * out_plane, these);
+        if (repeated) {
+            write_averages(out, planes, count * out_plane, these);
+        } else {
+            for (index_t p = 0; p < count; ++p) {
+                write_averages(out + p * out_plane, planes + p * out_plane, out_plane, these);
+            }
+        }
     }
 
   private:
@@ -252,8 +254,8 @@ class AvgBlocks {
     index_t per_worker_ = 0;             // scratch elements per worker
     std::unique_ptr<B[]> scratch_;
     std::unique_ptr<A[]> wide_;  // int32 / int64: the passes' buffers for blocks that overflow
-    std::unique_ptr<std::int64_t[]> block_count_;  // the divisors repeated for a block
-    std::unique_ptr<double[]> block_real_;
+    Divisors block_divisors_;      // for a whole block: repeated_'s, or one plane's
+    RepeatedDivisors repeated_;    // one plane's divisors repeated, when planes have few outputs
 };
 
 }  // namespace OVPOOL_CORE_ISA

@@ -101,18 +101,9 @@ class AvgJob {
                 sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
         }
         divided_ = g_.out_plane;
-        if (block_ > 1 && g_.out_plane < few_outputs) {
-            // Few outputs per plane: the divisors repeated for a whole block, so the averages
-            // of a block are written in one run rather than plane by plane.
+        if (block_ > 1 && g_.out_plane < few_outputs_per_plane) {
             divided_ = block_ * g_.out_plane;
-            block_count_ = allocate<std::int64_t>(divided_);
-            block_real_ = allocate<double>(divided_);
-            for (index_t i = 0; i < divided_; ++i) {
-                block_count_[i] = divisor[i % g_.out_plane];
-                block_real_[i] = divisor_real[i % g_.out_plane];
-            }
-            divisors_.count = block_count_.get();
-            divisors_.real = block_real_.get();
+            repeated_.repeat(divisors_, g_.out_plane, block_);
         }
     }
 
@@ -160,8 +151,6 @@ class AvgJob {
 
   private:
     enum class Mode { planes, same3x3, lanes, blocks };
-    // Outputs per plane below which a block's divisors are repeated (see the constructor).
-    static constexpr index_t few_outputs = 64;
 
     // float32 planes with 3x3 windows, stride 1, one element of padding per side, through
     // simd::avg_3x3_same_plane: the divisors as float32 (exact: window sizes and +inf), each
@@ -209,8 +198,7 @@ class AvgJob {
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
     RangedSums<S> ranged_;  // int32 / int64: narrower sums when the inputs allow
-    std::unique_ptr<std::int64_t[]> block_count_;  // a block's divisors, when repeated
-    std::unique_ptr<double[]> block_real_;
+    RepeatedDivisors repeated_;     // a block's divisors, when repeated
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
     std::unique_ptr<AvgBlocks<S>> blocks_;  // blocks mode (avg_blocks.hpp)

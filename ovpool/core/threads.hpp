@@ -18,9 +18,13 @@ namespace ovpool {
 namespace core {
 inline namespace OVPOOL_CORE_ISA {
 
-// Bytes read and written per worker (measured on two cores: calls below about 1 MiB ran no
-// faster on two threads than on one even on a quiet machine, and much slower on a busy one).
-constexpr std::int64_t bytes_per_worker = std::int64_t(1) << 20;
+// Bytes read and written per worker: a call reading and writing 256 KiB or more gets two.
+// Measured on the 2-core development machine with nothing else running (float32 28x28
+// planes; 3x3 average, 3x3 stride-2 max with int64 indices, adaptive average to 7x7), two
+// threads against one: 1.15-1.28x the time at 32 KB of input, 0.6-0.85x at 64 KB in one run
+// and 1.06-1.20x in another, 0.5-0.6x from 768 KB in both. (On a machine whose other cores are
+// busy a second thread can cost a scheduler tick; a larger size would favour such machines.)
+constexpr std::int64_t bytes_per_worker = std::int64_t(1) << 17;
 
 // Workers for a call that reads and writes `bytes` bytes, given at most `most` threads
 // (`per_worker`: bytes_per_worker, or another size for tests that run tiny inputs threaded).
