@@ -6,14 +6,12 @@ through the separable passes (int64 is checked here as that path's neighbour). T
 the passes (the same sums in the same order), in both kernel builds and on any thread count.
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import ovpool
-from helpers import assert_planes_keep_their_bits
 from reference import ref_adaptive_avg_pool
-from test_kernels import _assert_builds_agree_bitwise, _avx2_build
+from test_kernels import _assert_random_planes_keep_their_bits
 
 @pytest.fixture(autouse=True)
 def _small_inputs_on_two_threads(monkeypatch):
@@ -85,13 +83,5 @@ def _each_size(x):
 def test_lanes_averages_keep_the_bits_of_each_plane_alone(monkeypatch, shape):
     """Random floats (sums that round): every plane of a call gets the bits of that plane
     pooled on its own (by the passes), with one or two threads and in both builds."""
-    rng = np.random.default_rng(37)
-    values = rng.standard_normal(shape) * 100
-    values.reshape(-1)[rng.random(values.size) < 0.02] = -0.0
-    assert_planes_keep_their_bits(_each_size, values, (np.float32, np.float16,
-                                                       ml_dtypes.bfloat16, np.float64, np.int32))
-    if _avx2_build() is None:  # platforms other than x86-64 build the baseline only
-        return
-    _assert_builds_agree_bitwise(monkeypatch, lambda: [
-        r for dtype in (np.float32, np.float16, np.uint8, np.int64)
-        for r in _each_size(values.astype(dtype))])
+    _assert_random_planes_keep_their_bits(monkeypatch, _each_size, shape, 37,
+                                          (np.float32, np.float16, np.uint8, np.int64))

@@ -6,14 +6,12 @@ run of whole vectors, then the same passes. It must give the oracle's values and
 each plane pooled on its own (by the passes), in both kernel builds and on any thread count.
 """
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import ovpool
-from helpers import assert_planes_keep_their_bits
 from reference import ref_avg_pool
-from test_kernels import _assert_builds_agree_bitwise, _avx2_build
+from test_kernels import _assert_random_planes_keep_their_bits
 
 # 21 planes: a full block for every dtype and a part-empty last one. Last axes of 5 to 50.
 SHAPES = [(3, 7, 12), (3, 7, 50), (3, 7, 7, 8), (1, 21, 9, 6), (1, 21, 5, 4, 5)]
@@ -96,13 +94,5 @@ def test_block_averages_match_the_oracle(dtype):
 def test_block_averages_keep_the_bits_of_each_plane_alone(monkeypatch, shape):
     """Random floats (sums that round): every plane of a call gets the bits of that plane
     pooled on its own (by the passes), with one or two threads and in both builds."""
-    rng = np.random.default_rng(43)
-    values = rng.standard_normal(shape) * 100
-    values.reshape(-1)[rng.random(values.size) < 0.02] = -0.0
-    assert_planes_keep_their_bits(_pool_all, values, (np.float32, np.float16,
-                                                      ml_dtypes.bfloat16, np.float64, np.int32))
-    if _avx2_build() is None:  # platforms other than x86-64 build the baseline only
-        return
-    _assert_builds_agree_bitwise(monkeypatch, lambda: [
-        r for dtype in (np.float32, np.float16, np.uint8, np.int64, np.float64)
-        for r in _pool_all(values.astype(dtype))])
+    _assert_random_planes_keep_their_bits(monkeypatch, _pool_all, shape, 43,
+                                          (np.float32, np.float16, np.uint8, np.int64, np.float64))

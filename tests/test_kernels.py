@@ -1,5 +1,6 @@
 """Kernel-level properties that the random comparisons would only hit by chance."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -368,6 +369,24 @@ def _assert_builds_agree_bitwise(monkeypatch, run):
     assert len(results[0]) == len(results[1])
     for a, b in zip(*results):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, seed, build_dtypes):
+    """Random floats (sums that round, 2% of them -0.0) of ``shape``: every plane of
+    ``pool_all``'s results gets the bits of that plane pooled on its own, with one or two
+    threads (helpers.assert_planes_keep_their_bits), and both builds agree for
+    ``build_dtypes``."""
+    from helpers import assert_planes_keep_their_bits
+
+    rng = np.random.default_rng(seed)
+    values = rng.standard_normal(shape) * 100
+    values.reshape(-1)[rng.random(values.size) < 0.02] = -0.0
+    assert_planes_keep_their_bits(pool_all, values, (np.float32, np.float16,
+                                                     ml_dtypes.bfloat16, np.float64, np.int32))
+    if _avx2_build() is None:  # platforms other than x86-64 build the baseline only
+        return
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        r for dtype in build_dtypes for r in pool_all(values.astype(dtype))])
 
 
 def test_three_by_three_same_averages_match_the_oracle():

@@ -33,6 +33,7 @@
 #include "average_lanes.hpp"
 #include "avg_ranged.hpp"
 #include "simd/average_avx2.hpp"
+#include "simd/lanes_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -92,24 +93,12 @@ template <index_t L, class S, class B>
 inline void transpose_into_lanes(const S* x, index_t n, index_t count, B* t) {
     index_t p0 = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (sizeof(B) == 4 && L % 8 == 0 && simd::has_sum_rows8<S, B>) {
-        // Eight planes at a time: 8x8 tiles through transpose8x8.
+    if constexpr (L % 8 == 0 && simd::has_transpose_tile8<S, B>) {
+        // Eight planes at a time, in 8x8 tiles.
         for (; p0 + 8 <= count; p0 += 8) {
             index_t i = 0;
             for (; i + 8 <= n; i += 8) {
-                __m256 tile[8];
-                for (index_t r = 0; r < 8; ++r) {
-                    const S* src = x + (p0 + r) * n + i;
-                    if constexpr (std::is_integral<B>::value) {
-                        tile[r] = _mm256_castsi256_ps(simd::load8_i32(src));
-                    } else {
-                        tile[r] = simd::load8_f32(src);
-                    }
-                }
-                simd::transpose8x8(tile);
-                for (index_t k = 0; k < 8; ++k) {
-                    _mm256_storeu_ps(reinterpret_cast<float*>(t + (i + k) * L + p0), tile[k]);
-                }
+                simd::transpose_tile8(x + p0 * n + i, n, t + i * L + p0, L);
             }
             for (index_t p = p0; p < p0 + 8; ++p) {
                 for (index_t k = i; k < n; ++k) t[k * L + p] = load<B>(x[p * n + k]);
@@ -134,14 +123,7 @@ inline void transpose_from_lanes(const B* sums, index_t m, index_t count, B* pla
         for (; p0 + 8 <= count; p0 += 8) {
             index_t k = 0;
             for (; k + 8 <= m; k += 8) {
-                __m256 tile[8];
-                for (index_t r = 0; r < 8; ++r) {
-                    tile[r] = _mm256_loadu_ps(reinterpret_cast<const float*>(sums + (k + r) * L + p0));
-                }
-                simd::transpose8x8(tile);
-                for (index_t j = 0; j < 8; ++j) {
-                    _mm256_storeu_ps(reinterpret_cast<float*>(planes + (p0 + j) * m + k), tile[j]);
-                }
+                simd::untranspose_tile8(sums + k * L + p0, L, planes + p0 * m + k, m);
             }
             for (index_t p = p0; p < p0 + 8; ++p) {
                 for (index_t j = k; j < m; ++j) planes[p * m + j] = sums[j * L + p];

@@ -26,35 +26,19 @@ namespace core {
 inline namespace OVPOOL_CORE_ISA {
 namespace simd {
 
-// Whether transpose_tile8<S, B> exists: float32 lanes of float32 / float16 / bfloat16 storage,
-// int32 lanes of int8 / uint8 / int32 storage.
+// Whether transpose_tile8<S, B> exists: 32-bit lanes that sum_rows8 loads (float32 lanes of
+// float32 / float16 / bfloat16 storage; int32 lanes of integer storage, 64-bit inputs by their
+// low halves, for blocks whose values fit).
 template <class S, class B>
-constexpr bool has_transpose_tile8 =
-    (std::is_same<B, float>::value &&
-     (std::is_same<S, float>::value || std::is_same<S, f16>::value ||
-      std::is_same<S, bf16>::value)) ||
-    (std::is_same<B, std::int32_t>::value &&
-     (std::is_same<S, std::int8_t>::value || std::is_same<S, std::uint8_t>::value ||
-      std::is_same<S, std::int32_t>::value));
+constexpr bool has_transpose_tile8 = sizeof(B) == 4 && has_sum_rows8<S, B>;
 
 // p[0 .. 8) widened to eight 32-bit lanes (as float bits for the transpose).
 template <class S>
 inline __m256 load_widened8(const S* p) {
-    if constexpr (std::is_same<S, float>::value) {
-        return _mm256_loadu_ps(p);
-    } else if constexpr (std::is_same<S, std::int32_t>::value) {
-        return _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    } else if constexpr (std::is_same<S, f16>::value) {
-        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    } else if constexpr (std::is_same<S, bf16>::value) {
-        __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
-    } else if constexpr (std::is_same<S, std::int8_t>::value) {
-        __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-        return _mm256_castsi256_ps(_mm256_cvtepi8_epi32(bytes));
+    if constexpr (std::is_integral<S>::value) {
+        return _mm256_castsi256_ps(load8_i32(p));
     } else {
-        __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-        return _mm256_castsi256_ps(_mm256_cvtepu8_epi32(bytes));
+        return load8_f32(p);
     }
 }
 
