@@ -108,7 +108,37 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
     const Src* r1 = first + (M > 1 ? gap : 0);
     const Src* r2 = first + (M > 2 ? 2 * gap : 0);
     const Src* r3 = first + (M > 3 ? 3 * gap : 0);
-    for (index_t i = 0; i < n; ++i) {
+    index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (is_half<Src>::value && std::is_same<A, float>::value) {
+        // 16-bit floats widened in registers, eight lanes at a time (the vectoriser does not
+        // widen float16 by itself): each lane adds its runs in the order of the loop below.
+        for (; i + 8 <= n; i += 8) {
+            __m256 total = Add ? _mm256_loadu_ps(dst + i) : _mm256_setzero_ps();
+            total = _mm256_add_ps(total, simd::load8_f32(r0 + i));
+            if (M > 1) total = _mm256_add_ps(total, simd::load8_f32(r1 + i));
+            if (M > 2) total = _mm256_add_ps(total, simd::load8_f32(r2 + i));
+            if (M > 3) total = _mm256_add_ps(total, simd::load8_f32(r3 + i));
+            _mm256_storeu_ps(dst + i, total);
+        }
+    }
+    if constexpr (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
+                  sizeof(Src) == 8) {
+        // int64 inputs summed in int32 (their sums fit, so each input does): the low halves,
+        // which the loop below takes one at a time (the vectoriser leaves that narrowing
+        // scalar).
+        for (; i + 8 <= n; i += 8) {
+            __m256i total = Add ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dst + i))
+                                : _mm256_setzero_si256();
+            total = _mm256_add_epi32(total, simd::load8_i32(r0 + i));
+            if (M > 1) total = _mm256_add_epi32(total, simd::load8_i32(r1 + i));
+            if (M > 2) total = _mm256_add_epi32(total, simd::load8_i32(r2 + i));
+            if (M > 3) total = _mm256_add_epi32(total, simd::load8_i32(r3 + i));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), total);
+        }
+    }
+#endif
+    for (; i < n; ++i) {
         A total = Add ? dst[i] : A(0);
         total = total + load<A>(r0[i]);
         if (M > 1) total = total + load<A>(r1[i]);
@@ -130,11 +160,11 @@ inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t rows, inde
 
 // dst[i] = 0 + first[i] + first[gap + i] + ... (`rows` runs of n elements `gap` apart), added
 // in that order: the same sums as zeroing dst and adding run by run. Up to four runs go in
-// each sweep over dst, so dst is written once for windows of up to four taps; 16-bit float
-// runs go run by run instead (float16 through the F16C row converter).
+// each sweep over dst, so dst is written once for windows of up to four taps; without AVX2,
+// 16-bit float runs go run by run instead (float16 through the F16C row converter).
 template <class Src, class A>
 inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_t n) {
-    if (is_half<Src>::value || rows < 1) {
+    if ((is_half<Src>::value && !OVPOOL_CORE_HAVE_AVX2) || rows < 1) {
         for (index_t i = 0; i < n; ++i) dst[i] = 0;
         for (index_t t = 0; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
         return;
@@ -329,7 +359,11 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     }
     // Strided full windows from dense sums (see sum_strided_windows): up to four times the
     // additions, but in vectors, rather than one strided element at a time.
-    bool dense = w.step > 2 && w.step <= 4 && w.taps > 2 && !std::is_same<A, wide_t>::value;
+    // (16-bit floats also with stride 2 and two taps: their strided loop converts and adds
+    // one element at a time, the dense sums eight.)
+    bool dense = (w.step > 2 || (is_half<Src>::value && w.step == 2)) && w.step <= 4 &&
+                 (w.taps > 2 || (is_half<Src>::value && w.taps > 1)) &&
+                 !std::is_same<A, wide_t>::value;
     for (index_t o = 0; o < outer; ++o) {
         const Src* row = src + o * w.length;
         A* out = dst + o * w.out_len;
