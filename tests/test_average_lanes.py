@@ -1,7 +1,8 @@
 """Adaptive average pooling of many planes side by side (core/average_lanes.hpp).
 
 A call with at least a block of planes (16 for float32, float16, bfloat16, int8 and uint8; 8
-for float64 and int32) goes through the lanes path; one plane alone, and int64 averages, go
+for float64 and int32, whose calls the plane blocks suit take those) goes through the lanes
+path; one plane alone, and int64 averages, go
 through the separable passes (int64 is checked here as that path's neighbour). The lanes path must give the oracle's values and, for floats, the bits of
 the passes (the same sums in the same order), in both kernel builds and on any thread count.
 """
@@ -21,8 +22,9 @@ def _small_inputs_on_two_threads(monkeypatch):
     monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)
 
 
-# 21 planes: at least one block for every dtype, and a part-empty last block.
-SHAPES = [(3, 7, 5), (3, 7, 4, 3), (1, 21, 3, 2, 4)]
+# 21 planes: at least one block for every dtype, and a part-empty last block; 11 planes:
+# int32's lanes (its calls of 16 planes or more take the plane blocks, avg_blocks.hpp).
+SHAPES = [(3, 7, 5), (3, 7, 4, 3), (1, 21, 3, 2, 4), (1, 11, 4, 6)]
 
 
 def _sizes(spatial):

@@ -96,3 +96,69 @@ def test_block_averages_keep_the_bits_of_each_plane_alone(monkeypatch, shape):
     pooled on its own (by the passes), with one or two threads and in both builds."""
     _assert_random_planes_keep_their_bits(monkeypatch, _pool_all, shape, 43,
                                           (np.float32, np.float16, np.uint8, np.int64, np.float64))
+
+
+# int8 / uint8 rows strided along the last axis take larger blocks (rows up to 128, blocks up
+# to 65536 elements: strided_rows_suit_blocks) when every input is read; the third geometry
+# leaves rows unread (dilation 3 over 8 rows) and keeps the passes.
+STRIDED = [((1, 19, 77), (4,), (3,), (2,), (2,), (3,), "ceil_torch"),
+           ((1, 17, 128), (3,), (2,), (0,), (0,), (1,), "floor"),
+           ((1, 17, 43, 61), (4, 6), (1, 4), (1, 2), (2, 3), (3, 1), "ceil_torch"),
+           ((1, 17, 8, 109), (3, 4), (3, 4), (0, 0), (0, 0), (3, 1), "floor")]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_strided_rows_in_larger_blocks_match_the_oracle(dtype):
+    """The extremes of the type and random values, both divisor rules."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(47)
+    for shape, kernel, strides, begin, end, dil, rounding in STRIDED:
+        x = rng.integers(info.min, info.max, endpoint=True, size=shape).astype(dtype)
+        x.reshape(shape[1], -1)[3] = info.max
+        x.reshape(shape[1], -1)[4] = info.min
+        for exclude_pad in (True, False):
+            args = (kernel, strides, begin, end, dil)
+            kw = dict(exclude_pad=exclude_pad, rounding_type=rounding)
+            np.testing.assert_array_equal(ovpool.avg_pool(x, *args, **kw),
+                                          ref_avg_pool(x, *args, **kw))
+
+
+@pytest.mark.parametrize("case", STRIDED[:3])
+def test_strided_rows_in_larger_blocks_keep_their_bits(monkeypatch, case):
+    """Each plane gets the bytes of that plane alone, with one or two threads, in both
+    builds."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    shape, kernel, strides, begin, end, dil, rounding = case
+
+    def pool(x):
+        return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=e,
+                                rounding_type=rounding) for e in (True, False)]
+    _assert_random_planes_keep_their_bits(monkeypatch, pool, shape, 61, (np.int8, np.uint8))
+
+
+@pytest.mark.parametrize("shape", [(2, 9, 50), (1, 21, 7, 6), (1, 16, 40, 30)])
+def test_int32_adaptive_windows_take_the_blocks(shape):
+    """int32 planes the blocks suit take them even when the windows are adaptive ones (fixed
+    windows k2 s1 are; so are adaptive_avg_pool's): the oracle's values for inputs whose sums
+    fit in int32 and for the extremes, whose blocks leave int32 and take the passes."""
+    from reference import ref_adaptive_avg_pool
+    rng = np.random.default_rng(67)
+    info = np.iinfo(np.int32)
+    planes = shape[0] * shape[1]
+    small = rng.integers(-1000, 1001, size=shape).astype(np.int32)
+    large = small.copy()
+    large.reshape(planes, -1)[planes - 3:] = info.max
+    large.reshape(planes, -1)[0] = info.min
+    spatial = shape[2:]
+    for x in (small, large):
+        kernel = (2,) * len(spatial)
+        ones = (1,) * len(spatial)
+        zeros = (0,) * len(spatial)
+        np.testing.assert_array_equal(
+            ovpool.avg_pool(x, kernel, ones, zeros, zeros, ones, rounding_type="ceil_torch"),
+            ref_avg_pool(x, kernel, ones, zeros, zeros, ones, rounding_type="ceil_torch"))
+        for size in (tuple(n - 1 for n in spatial), tuple(2 * n + 1 for n in spatial),
+                     tuple(max(1, n // 3) + 1 for n in spatial)):
+            np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, size),
+                                          ref_adaptive_avg_pool(x, size))

@@ -108,7 +108,37 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
     const Src* r1 = first + (M > 1 ? gap : 0);
     const Src* r2 = first + (M > 2 ? 2 * gap : 0);
     const Src* r3 = first + (M > 3 ? 3 * gap : 0);
-    for (index_t i = 0; i < n; ++i) {
+    index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (is_half<Src>::value && std::is_same<A, float>::value) {
+        // 16-bit floats widened in registers, eight lanes at a time (the vectoriser does not
+        // widen float16 by itself): each lane adds its runs in the order of the loop below.
+        for (; i + 8 <= n; i += 8) {
+            __m256 total = Add ? _mm256_loadu_ps(dst + i) : _mm256_setzero_ps();
+            total = _mm256_add_ps(total, simd::load8_f32(r0 + i));
+            if (M > 1) total = _mm256_add_ps(total, simd::load8_f32(r1 + i));
+            if (M > 2) total = _mm256_add_ps(total, simd::load8_f32(r2 + i));
+            if (M > 3) total = _mm256_add_ps(total, simd::load8_f32(r3 + i));
+            _mm256_storeu_ps(dst + i, total);
+        }
+    }
+    if constexpr (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
+                  sizeof(Src) == 8) {
+        // int64 inputs summed in int32 (their sums fit, so each input does): the low halves,
+        // which the loop below takes one at a time (the vectoriser leaves that narrowing
+        // scalar).
+        for (; i + 8 <= n; i += 8) {
+            __m256i total = Add ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dst + i))
+                                : _mm256_setzero_si256();
+            total = _mm256_add_epi32(total, simd::load8_i32(r0 + i));
+            if (M > 1) total = _mm256_add_epi32(total, simd::load8_i32(r1 + i));
+            if (M > 2) total = _mm256_add_epi32(total, simd::load8_i32(r2 + i));
+            if (M > 3) total = _mm256_add_epi32(total, simd::load8_i32(r3 + i));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), total);
+        }
+    }
+#endif
+    for (; i < n; ++i) {
         A total = Add ? dst[i] : A(0);
         total = total + load<A>(r0[i]);
         if (M > 1) total = total + load<A>(r1[i]);
@@ -130,11 +160,11 @@ inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t rows, inde
 
 // dst[i] = 0 + first[i] + first[gap + i] + ... (`rows` runs of n elements `gap` apart), added
 // in that order: the same sums as zeroing dst and adding run by run. Up to four runs go in
-// each sweep over dst, so dst is written once for windows of up to four taps; 16-bit float
-// runs go run by run instead (float16 through the F16C row converter).
+// each sweep over dst, so dst is written once for windows of up to four taps; without AVX2,
+// 16-bit float runs go run by run instead (float16 through the F16C row converter).
 template <class Src, class A>
 inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_t n) {
-    if (is_half<Src>::value || rows < 1) {
+    if ((is_half<Src>::value && !OVPOOL_CORE_HAVE_AVX2) || rows < 1) {
         for (index_t i = 0; i < n; ++i) dst[i] = 0;
         for (index_t t = 0; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
         return;
@@ -230,10 +260,23 @@ inline void sum_window_rows(A* dst, index_t dst_step, const Src* src, index_t sr
 // one: the window sums starting at every position, 0 + x[i] + x[i + dil] + ... (one long
 // vectorised sum_rows over a run of rows, as far as a stack buffer holds), then every
 // step-th of them. The same additions in the same order as window by window.
+// A buffer of `room` elements within `space` (room + dense_slack<A> elements) whose address is
+// 2 KiB away from `near`'s modulo 4 KiB: a sweep that loads from `near` and stores to the
+// buffer then never has a load whose address matches a recent store's low twelve bits, which
+// the processor takes for a dependency and stalls on ("4K aliasing": one such layout made
+// int32 rows of 825 twice as slow, depending only on where the input lay).
+template <class A> constexpr index_t dense_slack = 4096 / sizeof(A);
+template <class A, class Src>
+inline A* dense_buffer_near(A* space, const Src* near) {
+    std::uintptr_t from = reinterpret_cast<std::uintptr_t>(space);
+    std::uintptr_t to = reinterpret_cast<std::uintptr_t>(near) + 2048;
+    return space + ((to - from) % 4096) / sizeof(A);
+}
+
 template <class Src, class A>
 void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
     constexpr index_t room = 2048;
-    A dense[room];
+    A space[room + dense_slack<A>];
     index_t n = w.hi - w.lo;
     index_t reach = w.step * (n - 1) + 1;  // positions one row's full windows start at
     if (reach > room) {
@@ -244,6 +287,7 @@ void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t out
             A* out = dst + o * w.out_len + w.lo;
             for (index_t j0 = 0; j0 < n; j0 += each) {
                 index_t m = std::min(each, n - j0);
+                A* dense = dense_buffer_near(space, row + j0 * w.step);
                 sum_rows(dense, row + j0 * w.step, w.dil, w.taps, w.step * (m - 1) + 1);
                 for (index_t j = 0; j < m; ++j) out[j0 + j] = dense[j * w.step];
             }
@@ -253,8 +297,9 @@ void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t out
     index_t group = (room - reach) / w.length + 1;  // rows whose positions fit in `dense`
     for (index_t o0 = 0; o0 < outer; o0 += group) {
         index_t rows = std::min(group, outer - o0);
-        sum_rows(dense, src + o0 * w.length + w.begin[w.lo], w.dil, w.taps,
-                 (rows - 1) * w.length + reach);
+        const Src* first = src + o0 * w.length + w.begin[w.lo];
+        A* dense = dense_buffer_near(space, first);
+        sum_rows(dense, first, w.dil, w.taps, (rows - 1) * w.length + reach);
         for (index_t r = 0; r < rows; ++r) {
             A* out = dst + (o0 + r) * w.out_len + w.lo;
             const A* sums = dense + r * w.length;
@@ -329,7 +374,11 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     }
     // Strided full windows from dense sums (see sum_strided_windows): up to four times the
     // additions, but in vectors, rather than one strided element at a time.
-    bool dense = w.step > 2 && w.step <= 4 && w.taps > 2 && !std::is_same<A, wide_t>::value;
+    // (16-bit floats also with stride 2 and two taps: their strided loop converts and adds
+    // one element at a time, the dense sums eight.)
+    bool dense = (w.step > 2 || (is_half<Src>::value && w.step == 2)) && w.step <= 4 &&
+                 (w.taps > 2 || (is_half<Src>::value && w.taps > 1)) &&
+                 !std::is_same<A, wide_t>::value;
     for (index_t o = 0; o < outer; ++o) {
         const Src* row = src + o * w.length;
         A* out = dst + o * w.out_len;

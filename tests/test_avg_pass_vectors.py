@@ -1,0 +1,98 @@
+"""The separable passes of fixed-window averages (core/average.hpp) on planes too large or too
+few for the plane blocks, through their vector loops: 16-bit float runs widened in registers
+(every float16 / bfloat16 sum of runs), dense sums for 16-bit floats strided two apart along
+rows, and int64 inputs summed in int32 when their range allows. Each must give the oracle's
+values and the same bits in both kernel builds and on any thread count.
+"""
+
+import numpy as np
+import pytest
+
+import ovpool
+from ovpool import onnx as ovonnx
+from reference import ref_avg_pool
+from test_kernels import _assert_random_planes_keep_their_bits
+
+# Few planes (no blocks): 2-D planes of long rows, 1-D rows of odd lengths (vector tails).
+SHAPES_2D = [(1, 3, 72, 61), (1, 2, 19, 37)]
+SHAPES_1D = [(1, 3, 2665), (2, 2, 203)]
+
+# (kernel, strides, pads_begin, pads_end, dilations, rounding)
+WINDOWS_2D = [((3, 3), (1, 3), (0, 0), (1, 1), (1, 1), "ceil"),
+              ((7, 7), (1, 3), (5, 0), (4, 0), (2, 1), "ceil"),
+              ((5, 2), (2, 2), (1, 0), (1, 1), (1, 1), "floor")]
+WINDOWS_1D = [((4,), (2,), (1,), (1,), (3,), "floor"),   # stride 2, dense sums
+              ((2,), (2,), (0,), (1,), (1,), "ceil"),    # stride 2, two taps
+              ((5,), (1,), (1,), (0,), (1,), "ceil"),    # stride 1: five runs
+              ((7,), (3,), (0,), (0,), (1,), "floor")]   # stride 3, dense sums
+
+
+def _dtype(name):
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _windows(x):
+    return WINDOWS_2D if x.ndim == 4 else WINDOWS_1D
+
+
+def _pool_all(x):
+    results = []
+    for kernel, strides, begin, end, dil, rounding in _windows(x):
+        for exclude_pad in (True, False):
+            results.append(ovpool.avg_pool(x, kernel, strides, begin, end, dil,
+                                           exclude_pad=exclude_pad, rounding_type=rounding))
+        if np.dtype(x.dtype).kind in "iu":  # (ONNX AveragePool takes floats only)
+            continue
+        results.append(ovonnx.average_pool(x, kernel_shape=kernel, strides=strides,
+                                           pads=list(begin) + list(end), dilations=dil,
+                                           ceil_mode=int(rounding != "floor"),
+                                           count_include_pad=1))
+    return results
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int64", "int32"])
+def test_pass_averages_match_the_oracle(dtype):
+    """Values whose sums are exact (small integers, -0, NaN and infinities for floats; int64
+    values in int32's range and at the extremes, whose sums leave int32 and int64)."""
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(53)
+    floating = dtype.kind not in "iu"
+    for shape in SHAPES_2D + SHAPES_1D:
+        if floating:
+            x = rng.integers(-8, 9, size=shape).astype(dtype)
+            x[x == 0] = -0.0
+            x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
+            x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+            inputs = [x]
+        else:
+            info = np.iinfo(dtype)
+            small = rng.integers(-1000, 1001, size=shape).astype(dtype)
+            large = rng.integers(info.min, info.max, endpoint=True, size=shape).astype(dtype)
+            large.reshape(-1)[:7] = info.max
+            inputs = [small, large]
+        for x in inputs:
+            for kernel, strides, begin, end, dil, rounding in _windows(x):
+                for exclude_pad in (True, False):
+                    args = (kernel, strides, begin, end, dil)
+                    got = ovpool.avg_pool(x, *args, exclude_pad=exclude_pad,
+                                          rounding_type=rounding)
+                    want = ref_avg_pool(x, *args, exclude_pad=exclude_pad,
+                                        rounding_type=rounding)
+                    if floating:
+                        got, want = got.astype(np.float64), want.astype(np.float64)
+                        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+                    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape", SHAPES_2D + SHAPES_1D)
+def test_pass_averages_keep_their_bits(monkeypatch, shape):
+    """Random values (float sums that round): the same bits with one or two threads, for each
+    plane alone, and in both builds."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    import ml_dtypes
+    _assert_random_planes_keep_their_bits(monkeypatch, _pool_all, shape, 59,
+                                          (np.float16, ml_dtypes.bfloat16, np.int64))
