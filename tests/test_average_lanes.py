@@ -168,3 +168,37 @@ def test_padded_windows_like_adaptive_ones_keep_their_divisors(dtype):
             got = ovpool.avg_pool(planes, kernel, 1, begin, end, exclude_pad=exclude_pad)
             want = ref_avg_pool(planes, kernel, 1, begin, end, exclude_pad=exclude_pad)
             np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
+
+
+# Adaptive windows along the last axis of c or c + 1 taps (a length that is no multiple of the
+# output, so no uniform run of windows): the passes sum them window by window, the lanes path
+# (a call of at least a block of small planes) across planes; one plane of 427x652 pooled to
+# 213x81 in the sweep.
+VARIED = [((1, 20, 3, 11), (2, 4)), ((1, 17, 2, 40), (1, 6)), ((2, 9, 6, 23), (3, 5)),
+          ((1, 1, 40, 300), (7, 37)), ((1, 1, 2, 3, 652), (2, 1, 81))]
+
+
+@pytest.mark.parametrize("shape, size", VARIED)
+def test_windows_of_two_lengths_match_the_oracle(shape, size):
+    """Integers exactly (extremes included), floats within the dtype's tolerance."""
+    from helpers import assert_avg_close
+
+    rng = np.random.default_rng(61)
+    for dtype in (np.int8, np.uint8, np.int32, np.int64):
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+        x.reshape(-1)[: shape[-1]] = info.max
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, size),
+                                      ref_adaptive_avg_pool(x, size))
+    for dtype in (np.float32, np.float16, _dtype("bfloat16"), np.float64):
+        x = (rng.standard_normal(shape) * 100).astype(dtype)
+        assert_avg_close(ovpool.adaptive_avg_pool(x, size), ref_adaptive_avg_pool(x, size), x)
+
+
+@pytest.mark.parametrize("shape, size", VARIED[:3])
+def test_windows_of_two_lengths_keep_the_order_of_the_lanes(monkeypatch, shape, size):
+    """Random floats: each plane alone (the passes) gets the bits of the whole call (the
+    lanes' sums for the first two shapes), with one or two threads and in both builds."""
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 59,
+        (np.float32, np.float16, np.uint8))

@@ -8,7 +8,8 @@
 // contiguous run of `lanes` values: each output's sum is a few whole-vector additions across
 // the block's planes, and the per-window work is paid once per block, not once per plane.
 // The sums go back plane by plane into scratch and are divided by write_averages, the rule
-// every average path uses.
+// every average path uses; windows of one or two taps per axis (upsampling) are summed axis by
+// axis and averaged in the lanes instead (see lane_pair_averages).
 //
 // Order: the same sums in the same order as the passes. The passes sum axis 0 first, each
 // partial sum starting from +0 and adding taps in window order, then axis 1 over those sums,
@@ -253,8 +254,10 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
         }
     }
 #endif
-    for (index_t p = p0; p < count; ++p) {
-        for (index_t k = 0; k < n; ++k) sums[p * stride + k] = staged[k * L + p];
+    for (index_t k = 0; k < n; ++k) {  // (output by output: a run of lanes each)
+        const B* lanes = staged + k * L;
+        B* to = sums + k;
+        for (index_t p = p0; p < count; ++p) to[p * stride] = lanes[p];
     }
 }
 
@@ -500,6 +503,13 @@ class AvgLanes {
             pairs_ = other == 0;
         }
         if (pairs_) per_worker_ += lanes * chunk_rows_ * pair_work(g_);
+        // Planes of few outputs, each item a whole block: one division (or narrowing) for the
+        // block's averages, not one per plane, over divisors repeated for a block.
+        whole_ = shares_ == 1 && chunk_rows_ >= rows_ && g_.out_plane < few_outputs_per_plane;
+        if (whole_) {
+            block_divisors_ = divisors_;
+            repeated_.repeat(block_divisors_, g_.out_plane, lanes);
+        }
         if (narrow_) {
             narrow_scratch_ = allocate<N>(workers * per_worker_);
         } else {
@@ -558,7 +568,8 @@ class AvgLanes {
         for (index_t row = row_begin; row < row_end; row += chunk_rows_) {
             index_t last = std::min(row_end, row + chunk_rows_);
             index_t n = (last - row) * row_outputs_;
-            const index_t stride = sums_stride(L);
+            // (whole planes of few outputs: their sums side by side, as the output holds them)
+            const index_t stride = whole_ ? out_plane : sums_stride(L);
             const index_t k = row * row_outputs_;
             if (pairs_) {
                 // Averages, straight into the output when it is the lanes' type.
@@ -585,6 +596,10 @@ class AvgLanes {
                 }
                 if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, target, pitch);
                 if constexpr (!std::is_same<S, B>::value) {
+                    if (whole_) {
+                        narrow_row(sums, out_ + first * out_plane, count * out_plane);
+                        continue;
+                    }
                     for (index_t p = 0; p < count; ++p) {
                         narrow_row(sums + p * stride, out_ + (first + p) * out_plane + k, n);
                     }
@@ -602,6 +617,11 @@ class AvgLanes {
                     break;
             }
             if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, sums, stride);
+            if (whole_) {
+                write_averages(out_ + first * out_plane, static_cast<const B*>(sums),
+                               count * out_plane, block_divisors_);
+                continue;
+            }
             Divisors part{divisors_.count + k, divisors_.real + k, divisors_.small_sums};
             for (index_t p = 0; p < count; ++p) {
                 write_averages(out_ + (first + p) * out_plane + k, sums + p * stride, n, part);
@@ -614,6 +634,9 @@ class AvgLanes {
     index_t planes_;
     Geometry g_;
     Divisors divisors_;
+    bool whole_ = false;          // an item's sums side by side in one run (see the constructor)
+    Divisors block_divisors_;     // whole_: divisors_ repeated for a block
+    RepeatedDivisors repeated_;   // (their storage)
     bool narrow_ = false;     // sums in N (narrow_scratch_), not A (scratch_)
     index_t blocks_ = 0;      // blocks of planes
     index_t shares_ = 1;      // items per block
