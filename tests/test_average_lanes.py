@@ -87,3 +87,120 @@ def test_lanes_averages_keep_the_bits_of_each_plane_alone(monkeypatch, shape):
     pooled on its own (by the passes), with one or two threads and in both builds."""
     _assert_random_planes_keep_their_bits(monkeypatch, _each_size, shape, 37,
                                           (np.float32, np.float16, np.uint8, np.int64))
+
+
+# Upsampling shapes (one or two taps per axis: the averages are taken in the lanes, each divisor
+# a power of two) of 1 to 3 axes, with at least two blocks of planes and a part-empty one.
+UP = [((2, 19, 7), (11,)), ((1, 40, 5, 4), (9, 7)), ((3, 7, 3, 2, 4), (5, 3, 7)),
+      ((1, 17, 6, 9), (6, 17))]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32"])
+def test_upsampling_integer_averages_round_half_to_even(dtype):
+    """Integer upsampling averages by the lanes' shifts: sums of two, four and eight inputs of
+    every parity (ties to even, negative ties included) and the type's extremes."""
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(41)
+    info = np.iinfo(dtype)
+    for shape, size in UP:
+        for low, high in [(-5, 5), (info.min, info.max)]:
+            x = rng.integers(max(low, info.min), high, size=shape, endpoint=True).astype(dtype)
+            x.reshape(shape[0] * shape[1], -1)[1] = info.max
+            x.reshape(shape[0] * shape[1], -1)[4] = info.min
+            np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, size),
+                                          ref_adaptive_avg_pool(x, size))
+
+
+def _isolated_nans(shape, dtype, payloads):
+    """Random values with NaNs of the given bit patterns at positions whose coordinates are
+    all multiples of 4, so that no upsampling window holds two of them (which payload a sum
+    of two NaNs keeps is the hardware's choice, see core/average.hpp)."""
+    rng = np.random.default_rng(43)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    bits = x.view(np.uint16 if dtype.itemsize == 2 else np.uint32)
+    spots = bits[(slice(None), slice(None)) + (slice(None, None, 4),) * (len(shape) - 2)]
+    spots[...] = np.resize(np.asarray(payloads, bits.dtype), spots.shape)
+    return x
+
+
+@pytest.mark.skipif(__import__("test_kernels")._avx2_build() is None,
+                    reason="no AVX2 kernel build for this CPU/platform")
+def test_upsampling_averages_keep_their_bits_in_both_builds(monkeypatch):
+    """The averages taken in the lanes and narrowed to 16-bit floats eight at a time (AVX2)
+    have the baseline build's bits: NaNs (quiet, signalling, negative) keep their payloads,
+    bfloat16 rounds to even, and the integer shifts match the baseline's."""
+    from test_kernels import _assert_builds_agree_bitwise
+
+    import ml_dtypes
+    cases = []
+    for shape, size in UP:
+        cases.append((_isolated_nans(shape, np.dtype(ml_dtypes.bfloat16),
+                                     [0x7fc1, 0x7f81, 0xffa0, 0x7f80]), size))
+        cases.append((_isolated_nans(shape, np.dtype(np.float16), [0x7e01, 0x7c01, 0xfe10]),
+                      size))
+        cases.append((_isolated_nans(shape, np.dtype(np.float32),
+                                     [0x7fc00001, 0x7f800001, 0xffc01000]), size))
+        rng = np.random.default_rng(47)
+        for dtype in (np.int8, np.uint8, np.int32):
+            info = np.iinfo(dtype)
+            cases.append((rng.integers(info.min, info.max, size=shape, endpoint=True)
+                          .astype(dtype), size))
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.adaptive_avg_pool(x, size) for x, size in cases])
+    for x, size in cases[:3]:  # and the oracle's values (NaN where it has NaN)
+        got = ovpool.adaptive_avg_pool(x, size).astype(np.float64)
+        np.testing.assert_array_equal(got, ref_adaptive_avg_pool(x, size).astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "uint8", "int32"])
+def test_padded_windows_like_adaptive_ones_keep_their_divisors(dtype):
+    """Fixed windows whose clipped tables are those of adaptive upsampling (kernel 2, stride
+    1, one element of padding per side; kernel 3 over one element), averaged with the
+    padding counted: the divisors are the caller's (4 for a window of one element; 6, not a
+    power of two, for the other shape), not the windows' sizes."""
+    from reference import ref_avg_pool
+
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(53)
+    x = rng.integers(-60, 61 if dtype.kind != "u" else 0, size=(2, 17, 3, 4), endpoint=True)
+    x = (x + (128 if dtype.kind == "u" else 0)).astype(dtype)
+    for kernel, begin, end, planes in [((2, 2), (1, 1), (1, 1), x),
+                                       ((3, 2), (1, 1), (2, 1), x[:, :, :1])]:
+        for exclude_pad in (False, True):
+            got = ovpool.avg_pool(planes, kernel, 1, begin, end, exclude_pad=exclude_pad)
+            want = ref_avg_pool(planes, kernel, 1, begin, end, exclude_pad=exclude_pad)
+            np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
+
+
+# Adaptive windows along the last axis of c or c + 1 taps (a length that is no multiple of the
+# output, so no uniform run of windows): the passes sum them window by window, the lanes path
+# (a call of at least a block of small planes) across planes; one plane of 427x652 pooled to
+# 213x81 in the sweep.
+VARIED = [((1, 20, 3, 11), (2, 4)), ((1, 17, 2, 40), (1, 6)), ((2, 9, 6, 23), (3, 5)),
+          ((1, 1, 40, 300), (7, 37)), ((1, 1, 2, 3, 652), (2, 1, 81))]
+
+
+@pytest.mark.parametrize("shape, size", VARIED)
+def test_windows_of_two_lengths_match_the_oracle(shape, size):
+    """Integers exactly (extremes included), floats within the dtype's tolerance."""
+    from helpers import assert_avg_close
+
+    rng = np.random.default_rng(61)
+    for dtype in (np.int8, np.uint8, np.int32, np.int64):
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+        x.reshape(-1)[: shape[-1]] = info.max
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, size),
+                                      ref_adaptive_avg_pool(x, size))
+    for dtype in (np.float32, np.float16, _dtype("bfloat16"), np.float64):
+        x = (rng.standard_normal(shape) * 100).astype(dtype)
+        assert_avg_close(ovpool.adaptive_avg_pool(x, size), ref_adaptive_avg_pool(x, size), x)
+
+
+@pytest.mark.parametrize("shape, size", VARIED[:3])
+def test_windows_of_two_lengths_keep_the_order_of_the_lanes(monkeypatch, shape, size):
+    """Random floats: each plane alone (the passes) gets the bits of the whole call (the
+    lanes' sums for the first two shapes), with one or two threads and in both builds."""
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 59,
+        (np.float32, np.float16, np.uint8))

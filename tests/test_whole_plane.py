@@ -194,7 +194,9 @@ def test_whole_plane_results_keep_the_baseline_bits(monkeypatch):
 # Small planes (at most 64 elements) of float32, float16, bfloat16, int8 and uint8 are averaged
 # 16 planes at a time, transposed (reduce.hpp's lanes path); 39 planes: two blocks and seven
 # planes left over, which go plane by plane. (2, 16, n): the last block ends the input, where
-# the tile transposes of planes shorter than a tile must not read past it.
+# the tile transposes of planes shorter than a tile must not read past it. int8 and uint8 planes
+# of up to eight elements go four at a time through byte shuffles in the AVX2 build, whose
+# 16-byte loads must not read past the input either.
 LANE_PLANES = [(n,) for n in (1, 3, 6, 7, 8, 9, 15, 16, 17, 25, 31, 40, 64)] + [(5, 5), (2, 3)]
 
 

@@ -476,6 +476,18 @@ inline wide_t divide_round_even_wide(wide_t total, std::int64_t divisor) {
     return quotient;
 }
 
+// The same for a divisor of 2^shift: floor((total + 2^(shift-1) - 1 + q0 % 2) / 2^shift),
+// q0 = floor(total / 2^shift), rounds up exactly when the remainder is above one half, or is
+// one half and q0 is odd. Shifts of negative values are arithmetic (as C++20 defines them,
+// and every supported compiler does). V: integer type E, or a GCC vector of E (so that plane
+// lanes divide a whole vector at once). total + 2^(shift-1) must not overflow E.
+template <class E, class V>
+inline V divide_round_even_pow2(V total, int shift) {
+    if (shift == 0) return total;
+    const E bias = (E(1) << (shift - 1)) - 1;
+    return (total + bias + ((total >> shift) & E(1))) >> shift;
+}
+
 // Round a double to the nearest integer, ties to even, for |value| <= 2^51: adding 1.5 * 2^52
 // leaves no fraction bits, so the addition itself rounds (in the default rounding mode).
 inline double round_even_double(double value) {

@@ -8,7 +8,8 @@
 // contiguous run of `lanes` values: each output's sum is a few whole-vector additions across
 // the block's planes, and the per-window work is paid once per block, not once per plane.
 // The sums go back plane by plane into scratch and are divided by write_averages, the rule
-// every average path uses.
+// every average path uses; windows of one or two taps per axis (upsampling) are summed axis by
+// axis and averaged in the lanes instead (see lane_pair_averages).
 //
 // Order: the same sums in the same order as the passes. The passes sum axis 0 first, each
 // partial sum starting from +0 and adding taps in window order, then axis 1 over those sums,
@@ -31,6 +32,7 @@
 #include "average.hpp"
 #include "rules.hpp"
 #include "simd/lanes_avx2.hpp"
+#include "simd/widen.hpp"
 
 namespace ovpool {
 namespace core {
@@ -59,6 +61,21 @@ inline bool adaptive_windows(const Geometry& g) {
         }
     }
     return true;
+}
+
+// A sum's average for a divisor of 2^shift (`inverse` = 2^-shift), V being A or a GCC vector
+// of A: for floats the product by the exact inverse, which is the quotient write_averages
+// computes (both are the exact value sum / 2^shift, rounded once); for integers
+// divide_round_even_pow2, the rounding of divide_round_even.
+template <class A, class V>
+inline V pow2_average(V sum, int shift, A inverse) {
+    if constexpr (std::is_floating_point<A>::value) {
+        (void)shift;
+        return sum * inverse;
+    } else {
+        (void)inverse;
+        return divide_round_even_pow2<A>(sum, shift);
+    }
 }
 
 // L accumulators side by side, added as whole vectors: GCC's and clang's vector extension
@@ -94,6 +111,10 @@ struct Lanes {
     }
     void get(A* out) const {
         for (index_t p = 0; p < L; ++p) out[p] = v[p];
+    }
+    // Every lane's average for a divisor of 2^shift; `inverse` is 2^-shift (floats).
+    void average_pow2(int shift, A inverse) {
+        for (index_t p = 0; p < L; ++p) v[p] = pow2_average<A>(v[p], shift, inverse);
     }
 };
 
@@ -136,6 +157,9 @@ struct Lanes<A, L, true> {
     }
     void get(A* out) const {
         for (index_t k = 0; k < K; ++k) std::memcpy(out + k * W, &v[k], sizeof(V));
+    }
+    void average_pow2(int shift, A inverse) {
+        for (index_t k = 0; k < K; ++k) v[k] = pow2_average<A>(v[k], shift, inverse);
     }
 };
 #endif
@@ -183,10 +207,10 @@ inline void transpose_planes(const S* x, index_t in_plane, index_t count, index_
 }
 
 // Whether the lanes' sums are staged side by side (staged[k * L + p]) and then moved to each
-// plane's row of sums by tile transposes (unstage_sums): 32-bit sums in the AVX2 build; other
-// sums go to the rows one lane at a time as each output is summed (put_sums).
+// plane's row of sums by tile transposes (unstage_sums): 32-bit and 64-bit sums in the AVX2
+// build; other sums go to the rows one lane at a time as each output is summed (put_sums).
 template <class B>
-constexpr bool staged_sums = OVPOOL_CORE_HAVE_AVX2 && sizeof(B) == 4;
+constexpr bool staged_sums = OVPOOL_CORE_HAVE_AVX2 && (sizeof(B) == 4 || sizeof(B) == 8);
 
 // Output k's sums of the first `count` lanes: to staged[k * L ..] (see staged_sums), or to
 // sums[p * stride + k].
@@ -207,7 +231,8 @@ inline void put_sums(const Lanes<B, L>& total, index_t k, B* staged, B* sums, in
 }
 
 // sums[p * stride + k] = staged[k * L + p] for k < n, p < count: staged sums of n outputs
-// back to each plane's row, eight by eight through tile transposes.
+// back to each plane's row, eight by eight (64-bit sums: four by four) through tile
+// transposes.
 template <class B, index_t L>
 inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, index_t stride) {
     index_t p0 = 0;
@@ -220,9 +245,19 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
             }
         }
     }
+    if constexpr (sizeof(B) == 8) {
+        for (; n >= 4 && p0 + 4 <= count; p0 += 4) {
+            for (index_t k = 0; k < n; k += 4) {
+                const index_t at = std::min(k, n - 4);  // the last tile overlaps
+                simd::untranspose_tile4(staged + at * L + p0, L, sums + p0 * stride + at, stride);
+            }
+        }
+    }
 #endif
-    for (index_t p = p0; p < count; ++p) {
-        for (index_t k = 0; k < n; ++k) sums[p * stride + k] = staged[k * L + p];
+    for (index_t k = 0; k < n; ++k) {  // (output by output: a run of lanes each)
+        const B* lanes = staged + k * L;
+        B* to = sums + k;
+        for (index_t p = p0; p < count; ++p) to[p * stride] = lanes[p];
     }
 }
 
@@ -291,78 +326,108 @@ void lane_sums(const A* block, A* staged, A* sums, index_t stride, index_t count
     }
 }
 
-// One output's sum when every window has one or two taps per axis (adaptive pooling that
-// upsamples), without a branch: tap t reads base + t0 * pitch[0] + t1 * pitch[1] + ..., or
-// `zero` (a row of zeros) where the window has no such tap. The float sums nest as the passes
-// do (axis 0 innermost) but skip the passes' starting +0s and add one +0 at the end instead:
-// a sum of these same addends started from +0 differs from it only in the sign of a zero
-// result (0 + a == a unless a is -0), which that last +0 makes +0, and a row of zeros in place
-// of an absent tap adds +0 to a sum that is not -0 there, which changes nothing.
-template <class A, index_t L, int N>
-inline Lanes<A, L> pair_total(const A* block, index_t base, index_t zero, const index_t* pitch,
-                              const bool* two) {
-    const index_t x0 = base;
-    const index_t x1 = two[0] ? base + pitch[0] : zero;
-    if constexpr (N == 1) {
-        Lanes<A, L> t = Lanes<A, L>::load(block + x0);
-        t.add(block + x1);
-        if constexpr (std::is_floating_point<A>::value) t.add_zero();
-        return t;
-    } else {
-        const index_t y0 = two[1] ? base + pitch[1] : zero;
-        const index_t y1 = two[0] && two[1] ? base + pitch[0] + pitch[1] : zero;
-        Lanes<A, L> a = Lanes<A, L>::load(block + x0);
-        a.add(block + x1);
-        Lanes<A, L> b = Lanes<A, L>::load(block + y0);
-        b.add(block + y1);
-        a.add(b);
-        if constexpr (N == 3) {
-            const bool t2 = two[2];
-            const index_t z = base + pitch[2];
-            Lanes<A, L> c = Lanes<A, L>::load(block + (t2 ? z : zero));
-            c.add(block + (t2 && two[0] ? z + pitch[0] : zero));
-            Lanes<A, L> d = Lanes<A, L>::load(block + (t2 && two[1] ? z + pitch[1] : zero));
-            d.add(block + (t2 && two[0] && two[1] ? z + pitch[0] + pitch[1] : zero));
-            c.add(d);
-            a.add(c);
-        }
-        if constexpr (std::is_floating_point<A>::value) a.add_zero();
-        return a;
-    }
-}
+// Windows of one or two taps per axis (adaptive pooling that upsamples): the sums go axis by
+// axis, as the passes go, over the block in lanes. Pass a reads the previous pass's rows (the
+// block for axis 0) viewed as (outer, length[a], inner) and writes (outer, output[a], inner):
+// row j is row begin[j], plus row begin[j] + 1 when window j has two taps. Each output is then
+// one or two whole-vector additions per axis, not the 2^N loads of its own window. Axis 0 is
+// summed first, so the float sums nest as the passes' do (axis 0 innermost); they skip the
+// passes' starting +0s and add one +0 at the end instead: a sum of these same addends started
+// from +0 differs from it only in the sign of a zero result (0 + a == a unless a is -0), which
+// that last +0 makes +0. The last pass (rows of one Lanes) adds a row of zeros for an absent
+// second tap rather than branching on it, which also changes at most the sign of a zero.
+// Every divisor is then a power of two (a product of windows of one or two taps), so each
+// output's average is taken right there, on the whole vector (pow2_average: the bits of
+// write_averages' division), and the averages, not the sums, go back to the planes.
 
-// lane_sums for windows of one or two taps per axis, through pair_total. first[a][j]: the
-// first tap of window j of axis a as a block offset; two[a][j]: whether it has a second. The
-// block is followed by a row of L zeros.
-template <class A, index_t L, int N>
-void lane_pair_sums(const A* block, A* staged, A* sums, index_t stride, index_t count,
-                    const Geometry& g, const index_t* const* first, const bool* const* two,
-                    index_t j0, index_t j1) {
-    index_t out_len[3] = {1, 1, 1}, pitch[3] = {0, 0, 0};
-    index_t later = L;
-    for (index_t a = N - 1; a >= 0; --a) {
-        out_len[a] = g.output[a];
-        pitch[a] = later;
-        later *= g.length[a];
-    }
-    const index_t zero = later;  // the row of zeros after the block
-    static const index_t none = 0;
-    static const bool single = false;
-    const index_t* f1 = N > 1 ? first[1] : &none;
-    const index_t* f2 = N > 2 ? first[2] : &none;
-    const bool* two1 = N > 1 ? two[1] : &single;
-    const bool* two2 = N > 2 ? two[2] : &single;
-    index_t k = 0;
-    for (index_t u = j0; u < j1; ++u) {
-        for (index_t v = 0; v < out_len[1]; ++v) {
-            const index_t b1 = first[0][u] + f1[v];
-            for (index_t w = 0; w < out_len[2]; ++w, ++k) {
-                const bool taps[3] = {two[0][u], two1[v], two2[w]};
-                put_sums(pair_total<A, L, N>(block, b1 + f2[w], zero, pitch, taps), k, staged,
-                         sums, stride, count);
+// dst row j = src row first[j] (+ src row first[j] + 1 when taps[j] is 2), j < out_len, for
+// `outer` groups of `length` source rows of `inner` elements (a multiple of L), L at a time.
+template <class A, index_t L>
+inline void pair_pass(const A* src, A* dst, index_t outer, index_t length, index_t out_len,
+                      index_t inner, const index_t* first, const index_t* taps) {
+    for (index_t o = 0; o < outer; ++o) {
+        const A* s = src + o * length * inner;
+        A* d = dst + o * out_len * inner;
+        for (index_t j = 0; j < out_len; ++j, d += inner) {
+            const A* a = s + first[j] * inner;
+            if (taps[j] == 2) {
+                for (index_t r = 0; r < inner; r += L) {
+                    Lanes<A, L> total = Lanes<A, L>::load(a + r);
+                    total.add(a + inner + r);
+                    total.get(d + r);
+                }
+            } else {
+                for (index_t r = 0; r < inner; r += L) Lanes<A, L>::load(a + r).get(d + r);
             }
         }
     }
+}
+
+// The averages of the outputs whose axis-0 position is in [j0, j1) (whole rows of axis 0, in
+// row-major order) of the block in `block` (transposed, L lanes, followed by a row of L
+// zeros), put by put_sums (k counting those outputs from 0) for the first `count` lanes.
+// divisor[k]: output k's divisor, a power of two up to 2^6. `work`: room for the passes
+// before the last, (j1 - j0) * pair_work(g) * L elements.
+template <class A, index_t L, int N>
+void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t stride,
+                        index_t count, const Geometry& g, const std::int64_t* divisor,
+                        index_t j0, index_t j1) {
+    // log2 of the divisors, and their inverses.
+    static const signed char shifts[65] = {
+        0, 0, 1, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 6};
+    static const A inverse[7] = {A(1), A(0.5), A(0.25), A(0.125), A(0.0625), A(0.03125),
+                                 A(0.015625)};
+    const A* zeros = block + g.in_plane * L;
+    index_t inner = g.in_plane * L / g.length[0];  // elements per position of axis 0
+    const A* src = block;
+    index_t outer = 1, rows = j1 - j0;  // rows: positions of the current axis summed
+    index_t skip = j0;                  // windows of axis 0 before this chunk's
+    A* buffer = work;
+    for (int a = 0; a + 1 < N; ++a) {
+        AxisTable w = axis_table(g, a);
+        pair_pass<A, L>(src, buffer, outer, w.length, rows, inner, w.begin + skip,
+                        w.count + skip);
+        src = buffer;
+        outer *= rows;
+        buffer = buffer + outer * inner;
+        inner /= g.length[a + 1];
+        rows = g.output[a + 1];
+        skip = 0;
+    }
+    // The last axis: rows of L lanes.
+    AxisTable w = axis_table(g, N - 1);
+    const index_t* f = w.begin + skip;
+    const index_t* t = w.count + skip;
+    index_t k = 0;
+    for (index_t o = 0; o < outer; ++o) {
+        const A* s = src + o * w.length * L;
+        for (index_t j = 0; j < rows; ++j, ++k) {
+            const A* a = s + f[j] * L;
+            Lanes<A, L> total = Lanes<A, L>::load(a);
+            total.add(t[j] == 2 ? a + L : zeros);
+            if constexpr (std::is_floating_point<A>::value) {
+                total.add_zero();
+                total.average_pow2(0, inverse[shifts[divisor[k]]]);
+            } else {
+                total.average_pow2(shifts[divisor[k]], A(0));
+            }
+            put_sums(total, k, staged, sums, stride, count);
+        }
+    }
+}
+
+// Elements of lane_pair_averages' work per axis-0 output and lane: the rows of every pass before
+// the last, for one position of axis 0.
+inline index_t pair_work(const Geometry& g) {
+    index_t total = 0, outer = 1, inner = g.in_plane / g.length[0];
+    for (index_t a = 0; a + 1 < g.naxes; ++a) {
+        total += outer * inner;
+        inner /= g.length[a + 1];
+        outer *= g.output[a + 1];
+    }
+    return total;
 }
 
 // Adaptive average pooling of a call's planes `lanes` at a time (see the top of this file).
@@ -400,6 +465,11 @@ class AvgLanes {
         if (workers < 1) workers = 1;
         if constexpr (!std::is_same<N, A>::value) {
             narrow_ = sums_fit<N>(g_, narrow_avg_accumulator<S>::largest);
+            // int32 sums that divide exactly in float32 (see Divisors::small_sums).
+            divisors_.small_sums =
+                narrow_ && std::is_same<N, std::int32_t>::value &&
+                small_divisors(divisors_.count, g_.out_plane) &&
+                sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
         }
         index_t lanes = narrow_ ? average_lanes<N> : average_lanes<A>;
         blocks_ = (planes + lanes - 1) / lanes;
@@ -410,35 +480,35 @@ class AvgLanes {
             shares_ = std::min(rows_, (4 * workers + blocks_ - 1) / blocks_);
         }
         chunk_rows_ = std::max<index_t>(1, lanes_chunk_outputs / row_outputs_);
-        // The block, a row of zeros (absent taps of pair_total) and the rows a transpose may
+        // The block, a row of zeros (absent taps of lane_pair_averages) and the rows a transpose may
         // spill into, the sums, the sums as the lanes leave them (see unstage_sums).
         per_worker_ = lanes * (g_.in_plane + lanes_spill_rows) + lanes * sums_stride(lanes);
         if (narrow_ ? staged_sums<N> : staged_sums<A>) {
             per_worker_ += lanes * chunk_rows_ * row_outputs_;
         }
         pairs_ = true;
-        index_t windows = 0;
         for (index_t a = 0; a < g_.naxes; ++a) {
             AxisTable w = axis_table(g_, a);
-            windows += w.out_len;
             for (index_t j = 0; j < w.out_len; ++j) pairs_ = pairs_ && w.count[j] <= 2;
         }
         if (pairs_) {
-            // Each window's first tap as a block offset, and whether it has a second.
-            pair_first_ = allocate<index_t>(windows);
-            pair_two_ = allocate<bool>(windows);
-            index_t at = 0, later = lanes;
-            for (index_t a = g_.naxes - 1; a >= 0; --a) {
-                AxisTable w = axis_table(g_, a);
-                at = g_.offset[a];
-                first_[a] = pair_first_.get() + at;
-                two_[a] = pair_two_.get() + at;
-                for (index_t j = 0; j < w.out_len; ++j) {
-                    pair_first_[at + j] = w.begin[j] * later;
-                    pair_two_[at + j] = w.count[j] == 2;
-                }
-                later *= w.length;
+            // Each output's divisor must be a power of two up to 2^6 (pair_shifts). Those of
+            // adaptive windows of one or two taps per axis are; tables like theirs with the
+            // divisors of a count-including-pad average may not be, and keep lane_sums.
+            std::int64_t other = 0;
+            for (index_t k = 0; k < g_.out_plane; ++k) {
+                const std::int64_t c = divisors_.count[k];
+                other |= (c & (c - 1)) | (c > 64) | (c < 1);
             }
+            pairs_ = other == 0;
+        }
+        if (pairs_) per_worker_ += lanes * chunk_rows_ * pair_work(g_);
+        // Planes of few outputs, each item a whole block: one division (or narrowing) for the
+        // block's averages, not one per plane, over divisors repeated for a block.
+        whole_ = shares_ == 1 && chunk_rows_ >= rows_ && g_.out_plane < few_outputs_per_plane;
+        if (whole_) {
+            block_divisors_ = divisors_;
+            repeated_.repeat(block_divisors_, g_.out_plane, lanes);
         }
         if (narrow_) {
             narrow_scratch_ = allocate<N>(workers * per_worker_);
@@ -479,6 +549,7 @@ class AvgLanes {
         B* lanes = scratch;
         B* sums = scratch + L * (in_plane + lanes_spill_rows);
         B* staged = sums + L * sums_stride(L);
+        B* work = staged + (staged_sums<B> ? L * chunk_rows_ * row_outputs_ : 0);
         // The block transposed: element i of plane p at lanes[i * L + p]; absent planes 0.
         // Only the input rows (along axis 0) that this item's output rows read.
         const index_t row_begin = rows_ * share / shares_, row_end = rows_ * (share + 1) / shares_;
@@ -497,22 +568,43 @@ class AvgLanes {
         for (index_t row = row_begin; row < row_end; row += chunk_rows_) {
             index_t last = std::min(row_end, row + chunk_rows_);
             index_t n = (last - row) * row_outputs_;
-            const index_t stride = sums_stride(L);
+            // (whole planes of few outputs: their sums side by side, as the output holds them)
+            const index_t stride = whole_ ? out_plane : sums_stride(L);
+            const index_t k = row * row_outputs_;
             if (pairs_) {
+                // Averages, straight into the output when it is the lanes' type.
+                B* target = sums;
+                index_t pitch = stride;
+                if constexpr (std::is_same<S, B>::value) {
+                    target = out_ + first * out_plane + k;
+                    pitch = out_plane;
+                }
+                const std::int64_t* divisor = divisors_.count + k;
                 switch (g_.naxes) {
                     case 1:
-                        lane_pair_sums<B, L, 1>(lanes, staged, sums, stride, count, g_, first_, two_,
-                                                row, last);
+                        lane_pair_averages<B, L, 1>(lanes, work, staged, target, pitch, count, g_,
+                                                    divisor, row, last);
                         break;
                     case 2:
-                        lane_pair_sums<B, L, 2>(lanes, staged, sums, stride, count, g_, first_, two_,
-                                                row, last);
+                        lane_pair_averages<B, L, 2>(lanes, work, staged, target, pitch, count, g_,
+                                                    divisor, row, last);
                         break;
                     default:
-                        lane_pair_sums<B, L, 3>(lanes, staged, sums, stride, count, g_, first_, two_,
-                                                row, last);
+                        lane_pair_averages<B, L, 3>(lanes, work, staged, target, pitch, count, g_,
+                                                    divisor, row, last);
                         break;
                 }
+                if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, target, pitch);
+                if constexpr (!std::is_same<S, B>::value) {
+                    if (whole_) {
+                        narrow_row(sums, out_ + first * out_plane, count * out_plane);
+                        continue;
+                    }
+                    for (index_t p = 0; p < count; ++p) {
+                        narrow_row(sums + p * stride, out_ + (first + p) * out_plane + k, n);
+                    }
+                }
+                continue;
             } else switch (g_.naxes) {
                 case 1:
                     lane_sums<B, L, 1>(lanes, staged, sums, stride, count, g_, row, last);
@@ -525,8 +617,12 @@ class AvgLanes {
                     break;
             }
             if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, sums, stride);
-            index_t k = row * row_outputs_;
-            Divisors part{divisors_.count + k, divisors_.real + k};
+            if (whole_) {
+                write_averages(out_ + first * out_plane, static_cast<const B*>(sums),
+                               count * out_plane, block_divisors_);
+                continue;
+            }
+            Divisors part{divisors_.count + k, divisors_.real + k, divisors_.small_sums};
             for (index_t p = 0; p < count; ++p) {
                 write_averages(out_ + (first + p) * out_plane + k, sums + p * stride, n, part);
             }
@@ -538,6 +634,9 @@ class AvgLanes {
     index_t planes_;
     Geometry g_;
     Divisors divisors_;
+    bool whole_ = false;          // an item's sums side by side in one run (see the constructor)
+    Divisors block_divisors_;     // whole_: divisors_ repeated for a block
+    RepeatedDivisors repeated_;   // (their storage)
     bool narrow_ = false;     // sums in N (narrow_scratch_), not A (scratch_)
     index_t blocks_ = 0;      // blocks of planes
     index_t shares_ = 1;      // items per block
@@ -545,11 +644,7 @@ class AvgLanes {
     index_t row_outputs_ = 1; // outputs per position of axis 0
     index_t chunk_rows_ = 1;  // axis-0 positions summed before a division
     index_t per_worker_ = 0;  // scratch elements per worker
-    bool pairs_ = false;      // every window has one or two taps per axis: lane_pair_sums
-    const index_t* first_[3] = {nullptr, nullptr, nullptr};  // pair tables by axis
-    const bool* two_[3] = {nullptr, nullptr, nullptr};
-    std::unique_ptr<index_t[]> pair_first_;
-    std::unique_ptr<bool[]> pair_two_;
+    bool pairs_ = false;      // every window has one or two taps per axis: lane_pair_averages
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
 };

@@ -298,6 +298,15 @@ class WholePlaneAvg {
                 LaneSum* lanes = lane_scratch_.get() + worker * lane_buffer_;
                 LaneSum* sums = lanes + L * (n_ + lanes_spill_rows);
                 divisors.small_sums = small_sums_;
+#if OVPOOL_CORE_HAVE_AVX2
+                if constexpr (sizeof(S) == 1) {
+                    // Planes of up to eight bytes: four at a time, untransposed.
+                    if (n_ <= 8) {
+                        k = simd::sum_byte_planes(x_ + first * n_, n_, count,
+                                                  (planes_ - first) * n_, sums);
+                    }
+                }
+#endif
                 for (; k + L <= count; k += L) {
                     index_t p = first + k;
                     transpose_planes<S, LaneSum, L>(x_ + p * n_, n_, L, 0, n_,

@@ -117,6 +117,10 @@ inline U128 add_wide(U128 a, uint64_t b) {
 
 // n / d and n % d when the quotient fits 64 bits (n.hi < d).
 inline uint64_t div_wide(U128 n, uint64_t d, uint64_t* remainder) {
+    if (n.hi == 0) {  // (the common case: one hardware division, not 64 steps)
+        if (remainder) *remainder = n.lo % d;
+        return n.lo / d;
+    }
     uint64_t rem = n.hi, q = 0;
     for (int bit = 63; bit >= 0; --bit) {
         bool carry = (rem >> 63) != 0;

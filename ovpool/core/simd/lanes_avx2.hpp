@@ -1,7 +1,7 @@
 // AVX2 transposes into plane lanes and back (see average_lanes.hpp): eight elements of each of
 // eight planes, widened to a 32-bit accumulator, become eight runs of eight lanes, through one
 // 8x8 transpose, instead of 64 scalar conversions and stores; and eight lanes' sums of eight
-// outputs go back to each plane's row of sums the same way.
+// outputs go back to each plane's row of sums the same way (64-bit lanes: four by four).
 //
 // Pure data movement plus exact widening (float16 by F16C, the instruction behind this build's
 // scalar load<float>(f16); bfloat16 by a shift; int8 / uint8 / int32 by sign or zero
@@ -63,6 +63,22 @@ inline void untranspose_tile8(const B* lanes, index_t L, B* sums, index_t stride
     }
     transpose8x8(m);
     for (int p = 0; p < 8; ++p) _mm256_storeu_ps(reinterpret_cast<float*>(sums + p * stride), m[p]);
+}
+
+// sums[p * stride + k] = lanes[k * L + p] for p, k < 4: the same for 64-bit lanes.
+template <class B>
+inline void untranspose_tile4(const B* lanes, index_t L, B* sums, index_t stride) {
+    static_assert(sizeof(B) == 8, "64-bit lanes only");
+    const double* k0 = reinterpret_cast<const double*>(lanes);
+    const __m256d t0 = _mm256_unpacklo_pd(_mm256_loadu_pd(k0), _mm256_loadu_pd(k0 + L));
+    const __m256d t1 = _mm256_unpackhi_pd(_mm256_loadu_pd(k0), _mm256_loadu_pd(k0 + L));
+    const __m256d t2 = _mm256_unpacklo_pd(_mm256_loadu_pd(k0 + 2 * L), _mm256_loadu_pd(k0 + 3 * L));
+    const __m256d t3 = _mm256_unpackhi_pd(_mm256_loadu_pd(k0 + 2 * L), _mm256_loadu_pd(k0 + 3 * L));
+    double* p0 = reinterpret_cast<double*>(sums);
+    _mm256_storeu_pd(p0, _mm256_permute2f128_pd(t0, t2, 0x20));
+    _mm256_storeu_pd(p0 + stride, _mm256_permute2f128_pd(t1, t3, 0x20));
+    _mm256_storeu_pd(p0 + 2 * stride, _mm256_permute2f128_pd(t0, t2, 0x31));
+    _mm256_storeu_pd(p0 + 3 * stride, _mm256_permute2f128_pd(t1, t3, 0x31));
 }
 
 }  // namespace simd

@@ -147,6 +147,38 @@ inline index_t find_run(const T* x, index_t n, T value) {
     return -1;
 }
 
+// Sums of planes of n <= 8 bytes (int8 or uint8), four planes per instruction: two planes
+// to each 128-bit half, each spread by a byte shuffle to its own eight bytes (zeros after its
+// n), then summed by PSADBW against zero. int8 bytes are biased by 128 first (their sign bit
+// flipped), and 128 * n taken off each sum. Integer sums, exact: the portable loops' values.
+// Sums planes [0, done) of x into sums[0 .. done) and returns done, a multiple of four: the
+// planes whose 16-byte loads stay within the `readable` bytes from x.
+template <class S>
+inline index_t sum_byte_planes(const S* x, index_t n, index_t planes, index_t readable,
+                               std::int32_t* sums) {
+    static_assert(sizeof(S) == 1, "byte planes only");
+    alignas(16) std::int8_t order[16];
+    for (int j = 0; j < 16; ++j) {
+        const int k = j % 8;
+        order[j] = static_cast<std::int8_t>(k < n ? (j / 8) * n + k : -1);  // -1: a zero byte
+    }
+    const __m256i spread = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(order)));
+    const __m256i bias = _mm256_set1_epi8(std::is_signed<S>::value ? char(0x80) : 0);
+    const __m256i unbias = _mm256_set1_epi32(std::is_signed<S>::value ? 128 * static_cast<int>(n) : 0);
+    const __m256i gather = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    index_t p = 0;
+    for (; p + 4 <= planes && (p + 2) * n + 16 <= readable; p += 4) {
+        const __m128i front = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + p * n));
+        const __m128i back = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + (p + 2) * n));
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(front), back, 1);
+        v = _mm256_shuffle_epi8(_mm256_xor_si256(v, bias), spread);
+        const __m256i total = _mm256_sub_epi32(
+            _mm256_permutevar8x32_epi32(_mm256_sad_epu8(v, _mm256_setzero_si256()), gather), unbias);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(sums + p), _mm256_castsi256_si128(total));
+    }
+    return p;
+}
+
 }  // namespace simd
 }  // namespace OVPOOL_CORE_ISA
 }  // namespace core
