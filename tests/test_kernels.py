@@ -312,6 +312,88 @@ def test_strided_last_axis_tap_codes_keep_the_baseline_bits(monkeypatch):
         ovpool.max_pool(x[..., :40], (3, 3), 2, 1, 1, index_element_type="i32")])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int32,
+                                   np.int64])
+def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
+    """Strided last axes with windows of two taps or more, values of two bytes and wider: each
+    row split into its phases, every tap one flat run over all rows' phases. Steps 2 to 4 (the
+    vectorised splits) and 5 and 7 (any step); row lengths that are and are not multiples of
+    the step and of a vector; dilations that move taps across phases; padding and ceil_torch
+    rounding that give more windows than a phase holds (rows then at a wider pitch) and empty
+    windows; many rows per block and 3-D planes; ties, NaN, all-NaN windows, signed zeros;
+    int64 and int32 indices."""
+    from reference import ref_max_pool
+
+    rng = np.random.default_rng(53)
+    for shape, windows in [
+            ((2, 5, 6, 37), [((2, 3), (1, 2), (1, 1), (0, 1), (1, 1)),
+                             ((3, 4), (2, 3), (0, 2), (1, 4), (1, 2)),
+                             ((1, 5), (1, 4), 0, (0, 9), (1, 3)),
+                             ((2, 3), (2, 5), (1, 2), (0, 3), 1),
+                             ((1, 4), (1, 7), 0, (0, 6), (1, 2))]),
+            ((1, 3, 4, 5, 64), [((2, 2, 3), (1, 2, 2), 0, (0, 1, 1), (1, 1, 2)),
+                                ((1, 2, 5), (2, 1, 3), (0, 1, 2), (0, 0, 2), 1)]),
+            ((3, 2, 41), [(2, 2, 0, 1, 1), (6, 4, 2, 5, 1), (3, 5, 1, 1, 3)])]:
+        x = _max_pool_input(rng, dtype, shape, 25)
+        for k, s, pb, pe, d in windows:
+            _assert_max_pool_matches(x, k, s, pb, pe, d)
+            got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch",
+                                    index_element_type="i32", axis=2)[1]
+            np.testing.assert_array_equal(got32, ref_max_pool(
+                x, k, s, pb, pe, d, axis=2, rounding_type="ceil_torch")[1])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_tap_code_table_indices_match_the_oracle(dtype):
+    """One-byte values whose tap codes are looked up in a table (the winner's offset does not
+    fit in eight bits; AVX2 builds gather the table eight outputs at a time): output rows of
+    12 to 49 windows (blocks of eight and every kind of tail), next to rows whose offsets fit
+    in a code; int64 and int32 indices, across planes and within them; ties."""
+    from reference import ref_max_pool
+
+    rng = np.random.default_rng(59)
+    for width in (9, 23, 38, 51):
+        x = _max_pool_input(rng, dtype, (2, 3, 70, width), 0)
+        for k, s, pb, pe, d in [((5, 3), (1, 2), (2, 1), (2, 1), (3, 1)),
+                                ((4, 2), (2, 1), 0, 0, (2, 2))]:
+            _assert_max_pool_matches(x, k, s, pb, pe, d)
+            got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch",
+                                    index_element_type="i32")[1]
+            np.testing.assert_array_equal(got32, ref_max_pool(
+                x, k, s, pb, pe, d, rounding_type="ceil_torch")[1])
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_phased_last_axis_tap_codes_keep_their_bits(monkeypatch):
+    """Signed zeros and NaN payloads through the phased last-axis passes (float32, and float16
+    widened first) and int8 table indices: the same bits and indices from both builds and
+    from one and two threads."""
+    rng = np.random.default_rng(61)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0], np.float32), size=(2, 5, 9, 61))
+    _add_nan_payloads(x, rng, 0.3)
+    small = rng.integers(-3, 4, size=(2, 5, 40, 45)).astype(np.int8)
+
+    def pool_all():
+        return [ovpool.max_pool(v, k, s, p, p, dilations=d, rounding_type="ceil_torch")
+                for v in (x, x.astype(np.float16))
+                for k, s, p, d in [((3, 3), (1, 2), 1, (1, 2)), ((2, 4), (2, 3), 1, 1),
+                                   ((2, 3), (1, 5), 0, (1, 3))]] + [
+            ovpool.max_pool(small, (5, 3), (1, 2), 2, 2, dilations=(3, 1),
+                            index_element_type=t) for t in ("i32", "i64")]
+
+    _assert_builds_agree_bitwise(monkeypatch, pool_all)
+    threads = ovpool.get_num_threads()
+    try:
+        ovpool.set_num_threads(2)
+        two = [a for r in pool_all() for a in r]
+        ovpool.set_num_threads(1)
+        one = [a for r in pool_all() for a in r]
+    finally:
+        ovpool.set_num_threads(threads)
+    for a, b in zip(two, one):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
 def test_three_wide_stride2_rows_match_the_oracle():
     """The vector loop for 3-wide, stride-2 windows along the last axis (AVX2 builds): every
     row length from one window to several blocks of eight plus each tail length, with and

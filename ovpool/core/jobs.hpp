@@ -259,7 +259,7 @@ class MaxJob {
         if (with_index_ && !direct_) {
             // Passes carrying tap codes (max_coded.hpp), when the windows' codes fit; blocks
             // of planes as in AvgJob.
-            coded_ = make_coded_plan(g_, std::numeric_limits<U>::max(), 1);
+            coded_ = make_coded_plan(g_, std::numeric_limits<U>::max(), 1, sizeof(A));
             if (coded_.usable) {
                 index_t largest = std::max(g_.in_plane, coded_.buffer);
                 block_ = std::min(planes, std::max<index_t>(1, rows_block_elements / largest));

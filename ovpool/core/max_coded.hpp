@@ -21,11 +21,12 @@
 //
 // Runs. Along the last axis the windows' taps are read as one flat run across all rows of the
 // plane (window j's tap t of row o is element o * W + begin[lo] + t * dil + step * (j - lo)):
-// with stride 1 the run is the pass's result in place (rows keep the input's pitch W). With
-// steps 2 to 4 and rows of enough windows, each row's windows are read straight from the input
-// (coded_strided_rows); otherwise the run holds every stride-1 window and the strided ones are
-// picked from it (coded_read_strided chooses). Along the other axes, stride-1 windows also
-// form one flat run per tap.
+// with stride 1 the run is the pass's result in place (rows keep the input's pitch W). With a
+// stride of 2 or more and windows of 2 or more taps, each row is first split into its `step`
+// phases (elements q, q + step, ...), after which every tap of the strided windows is one flat
+// run over the phases of all rows (coded_phased_rows; values of one byte instead take the
+// run of every stride-1 window and pick the strided ones). Along the other axes, stride-1
+// windows also form one flat run per tap.
 #ifndef OVPOOL_CORE_MAX_CODED_HPP
 #define OVPOOL_CORE_MAX_CODED_HPP
 
@@ -40,6 +41,9 @@
 #include "types.hpp"
 #include "max.hpp"
 #include "simd/widen.hpp"
+#if OVPOOL_CORE_HAVE_AVX2
+#include "simd/max_avx2.hpp"
+#endif
 
 namespace ovpool {
 namespace core {
@@ -67,6 +71,7 @@ constexpr index_t coded_max_codes = index_t{1} << 20;
 struct CodedPlan {
     bool usable = false;
     bool in_place = false;  // last axis: stride-1 run written as the pass's result (pitch W)
+    bool phased = false;    // last axis: strided windows of 2+ taps read from the rows' phases
     index_t pitch = 0;      // elements between rows of the passes' results
     index_t run = 0;        // elements of the run buffer (strided windows)
     index_t buffer = 0;     // elements of each of the two pass buffers
@@ -83,11 +88,13 @@ struct CodedPlan {
 inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block);
 inline bool coded_radix_offsets(CodedPlan& p, const Geometry& g, const std::vector<index_t>& taps,
                                 std::uint64_t largest_code);
-inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block);
+inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, index_t bytes);
 
-// A plan for `g` with codes up to `largest_code` and blocks of `block` planes, or one that is
+// A plan for `g` with codes up to `largest_code`, blocks of `block` planes and values of
+// `bytes` bytes each, or one that is
 // not usable (windows of more taps than that, or an empty plane).
-inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, index_t block) {
+inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, index_t block,
+                                 index_t bytes) {
     CodedPlan p;
     const index_t n = g.naxes;
     if (n < 1 || g.in_plane == 0 || g.out_plane == 0) return p;
@@ -116,7 +123,7 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
         p.plane_stride[a] = p.plane_stride[a + 1] * g.length[a + 1];
     }
     if (coded_radix_offsets(p, g, taps, largest_code)) {
-        finish_coded_plan(p, g, block);
+        finish_coded_plan(p, g, block, bytes);
         return p;
     }
     p.rel.resize(static_cast<std::size_t>(total));
@@ -129,7 +136,7 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
         }
         p.rel[code] = offset;
     }
-    finish_coded_plan(p, g, block);
+    finish_coded_plan(p, g, block, bytes);
     return p;
 }
 
@@ -153,7 +160,7 @@ inline bool coded_radix_offsets(CodedPlan& p, const Geometry& g, const std::vect
 }
 
 // The rest of a plan once its codes are chosen: empty last-axis windows, pitch, buffer sizes.
-inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
+inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, index_t bytes) {
     const index_t n = g.naxes;
     AxisTable h = axis_table(g, n - 1);
     for (index_t j = 0; j < h.out_len; ++j) {  // (interior windows have taps)
@@ -162,7 +169,13 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
         if (h.count[j] == 0) p.empty_last.push_back(j);
     }
     p.in_place = h.step == 1 && h.out_len <= h.length && h.hi > h.lo;
-    p.pitch = p.in_place ? h.length : h.out_len;
+    // (One-byte values: the run of every stride-1 window, 32 to a vector, then the pick,
+    // measured faster than their phases.)
+    p.phased = !p.in_place && h.step >= 2 && h.taps >= 2 && h.hi > h.lo && bytes >= 2;
+    // (Phased: each row's phases hold ceil(W / step) elements at the pitch.)
+    p.pitch = p.in_place ? h.length
+                         : p.phased ? std::max(h.out_len, (h.length + h.step - 1) / h.step)
+                                    : h.out_len;
     size_coded_plan(p, g, block);
     p.usable = true;
 }
@@ -184,41 +197,39 @@ inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
     // The runs: at most the block's planes (last axis, then one value per row for its edge
     // windows) or a pass's input (the others).
     p.run = std::max(block * g.in_plane + block * (g.in_plane / h.length), p.buffer);
+    if (p.phased) p.run = std::max(p.run, block * (g.in_plane / h.length) * h.step * p.pitch);
 }
 
-// The loops below read entry i of a run at r[i * Step] (Step > 1: the windows of a strided
-// last axis straight from the input, see coded_strided_rows); Step is a constant so that
-// the compiler vectorises the strided reads with shuffles.
 
 // d[i], c[i] = the value of r[i] and its code: rc[i] + add (rc null: add).
-template <index_t Step = 1, class Src, class A, class U>
+template <class Src, class A, class U>
 inline void coded_first(A* d, U* c, const Src* r, const U* rc, U add, index_t n) {
-    for (index_t i = 0; i < n; ++i) d[i] = load<A>(r[i * Step]);
+    for (index_t i = 0; i < n; ++i) d[i] = load<A>(r[i]);
     if (rc != nullptr) {
-        for (index_t i = 0; i < n; ++i) c[i] = static_cast<U>(rc[i * Step] + add);
+        for (index_t i = 0; i < n; ++i) c[i] = static_cast<U>(rc[i] + add);
     } else {
         for (index_t i = 0; i < n; ++i) c[i] = add;
     }
 }
 
 // The first two taps r0 (codes r0c, or 0) and r1 (codes r1c + add, or add) in one sweep.
-template <index_t Step = 1, class Src, class A, class U>
+template <class Src, class A, class U>
 inline void coded_first2(A* d, U* c, const Src* r0, const Src* r1, const U* r0c, const U* r1c,
                          U add, index_t n) {
     if (r0c != nullptr) {
         for (index_t i = 0; i < n; ++i) {
-            A first = load<A>(r0[i * Step]);
-            A second = load<A>(r1[i * Step]);
-            U first_code = r0c[i * Step];
-            U code = static_cast<U>(r1c[i * Step] + add);
+            A first = load<A>(r0[i]);
+            A second = load<A>(r1[i]);
+            U first_code = r0c[i];
+            U code = static_cast<U>(r1c[i] + add);
             bool better = replaces(second, first);
             d[i] = better ? second : first;
             c[i] = better ? code : first_code;
         }
     } else {
         for (index_t i = 0; i < n; ++i) {
-            A first = load<A>(r0[i * Step]);
-            A second = load<A>(r1[i * Step]);
+            A first = load<A>(r0[i]);
+            A second = load<A>(r1[i]);
             bool better = replaces(second, first);
             d[i] = better ? second : first;
             c[i] = better ? add : U{0};
@@ -227,21 +238,21 @@ inline void coded_first2(A* d, U* c, const Src* r0, const Src* r1, const U* r0c,
 }
 
 // d[i], c[i] replaced by r[i] and its code where r[i] beats d[i] (a later tap: ties keep d).
-template <index_t Step = 1, class Src, class A, class U>
+template <class Src, class A, class U>
 inline void coded_next(A* d, U* c, const Src* r, const U* rc, U add, index_t n) {
     if (rc != nullptr) {
         for (index_t i = 0; i < n; ++i) {
             // (The candidate code is read whether or not it wins, so that the loop has no
             // conditional load and vectorises.)
-            A value = load<A>(r[i * Step]);
-            U code = static_cast<U>(rc[i * Step] + add);
+            A value = load<A>(r[i]);
+            U code = static_cast<U>(rc[i] + add);
             bool better = replaces(value, d[i]);
             d[i] = better ? value : d[i];
             c[i] = better ? code : c[i];
         }
     } else {
         for (index_t i = 0; i < n; ++i) {
-            A value = load<A>(r[i * Step]);
+            A value = load<A>(r[i]);
             bool better = replaces(value, d[i]);
             d[i] = better ? value : d[i];
             c[i] = better ? add : c[i];
@@ -251,7 +262,7 @@ inline void coded_next(A* d, U* c, const Src* r, const U* rc, U add, index_t n) 
 
 // Window j's taps, `gap` apart, each a run of n entries from r (codes rc), into d and c;
 // tap t adds t * place to the codes.
-template <index_t Step = 1, class Src, class A, class U>
+template <class Src, class A, class U>
 inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, index_t gap,
                          index_t place, index_t n, A empty_value) {
     if (taps == 0) {
@@ -262,13 +273,13 @@ inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, in
         return;
     }
     if (taps == 1) {
-        coded_first<Step>(d, c, r, rc, U{0}, n);
+        coded_first(d, c, r, rc, U{0}, n);
         return;
     }
-    coded_first2<Step>(d, c, r, r + gap, rc, rc != nullptr ? rc + gap : nullptr,
+    coded_first2(d, c, r, r + gap, rc, rc != nullptr ? rc + gap : nullptr,
                        static_cast<U>(place), n);
     for (index_t t = 2; t < taps; ++t) {
-        coded_next<Step>(d, c, r + t * gap, rc != nullptr ? rc + t * gap : nullptr,
+        coded_next(d, c, r + t * gap, rc != nullptr ? rc + t * gap : nullptr,
                          static_cast<U>(t * place), n);
     }
 }
@@ -328,18 +339,6 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
     }
 }
 
-// Strided windows lo .. hi-1 of each of `rows` rows of x (length W each) read straight from x,
-// tap by tap along each row (Step = the windows' step), into d, c at `pitch`.
-template <index_t Step, class Src, class A, class U>
-void coded_strided_rows(const Src* x, A* d, U* c, index_t rows, const AxisTable& h,
-                        index_t pitch, index_t place, A empty_value) {
-    for (index_t o = 0; o < rows; ++o) {
-        coded_window<Step>(d + o * pitch + h.lo, c + o * pitch + h.lo,
-                           x + o * h.length + h.begin[h.lo], static_cast<const U*>(nullptr),
-                           h.taps, h.dil, place, h.hi - h.lo, empty_value);
-    }
-}
-
 // Strided windows lo .. hi-1 of each of `rows` rows picked from the run of every stride-1
 // window (row o's at run + o * W) into d, c at `pitch`.
 template <index_t Step, class A, class U>
@@ -356,18 +355,59 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
     }
 }
 
-// Whether the strided windows of a last axis of step 2 to 4 are read straight from the input
-// row by row (coded_strided_rows) rather than taken from one flat run of every stride-1 window
-// across the rows, by a cost in vector loop iterations per row and tap, for 32-byte vectors:
-// n windows read directly cost n / lanes iterations, about half an iteration per window of
-// the scalar tail and about twelve for the loops' set-up on each row (measured: float32 rows
-// of 12 and 15 windows went faster through the run); the run costs W / lanes iterations plus
-// the pick of n windows.
-template <class A>
-inline bool coded_read_strided(const AxisTable& h) {
-    if (h.step < 2 || h.step > 4 || h.hi <= h.lo) return false;
-    const index_t lanes = 32 / static_cast<index_t>(sizeof(A)), n = h.hi - h.lo;
-    return 2 * (n / lanes) + n % lanes + 24 < 2 * (h.length + 2 * n) / lanes;
+// The phases of `rows` rows of x (length W each) for windows of step s: phase q of row o,
+// at phases + q * rows * pitch + o * pitch, holds the row's elements q, q + s, q + 2s, ...
+// (ceil((W - q) / s) of them), then `fill` up to the pitch. Window j's tap at row position
+// begin[lo] + (j - lo) * s + t * dil is then element j - lo + (begin[lo] + t * dil) / s of
+// phase (begin[lo] + t * dil) % s: each tap of the strided windows is one flat run over all
+// rows, read with plain vector loads, and the strided reads are made once per element rather
+// than once per tap (Step: s as a constant, so that the compiler vectorises them; 0: any s).
+template <index_t Step, class Src, class A>
+void coded_phases(const Src* x, A* phases, index_t rows, index_t width, index_t pitch,
+                  index_t any_step, A fill) {
+    const index_t step = Step > 0 ? Step : any_step;
+    const index_t full = width / step, block = rows * pitch;
+    for (index_t o = 0; o < rows; ++o) {
+        const Src* row = x + o * width;
+        A* to = phases + o * pitch;
+        for (index_t j = 0; j < full; ++j) {
+            for (index_t q = 0; q < step; ++q) to[q * block + j] = load<A>(row[j * step + q]);
+        }
+        for (index_t q = 0; q < step; ++q) {
+            for (index_t j = full; j < pitch; ++j) {
+                to[q * block + j] = j * step + q < width ? load<A>(row[j * step + q]) : fill;
+            }
+        }
+    }
+}
+
+// The strided windows lo .. hi-1 of a last axis (plan.phased) of `rows` rows of x into d, c
+// at plan.pitch, through their phases (coded_phases, in `phases`: plan.run elements). The
+// run covers every row's windows and the slots between them, which the edge windows then
+// overwrite or which are never outputs.
+template <class Src, class A, class U>
+void coded_phased_rows(const Src* x, A* d, U* c, A* phases, index_t rows, const AxisTable& h,
+                       index_t pitch, index_t place, A empty_value) {
+    if (h.step == 2) {
+        coded_phases<2>(x, phases, rows, h.length, pitch, 2, empty_value);
+    } else if (h.step == 3) {
+        coded_phases<3>(x, phases, rows, h.length, pitch, 3, empty_value);
+    } else if (h.step == 4) {
+        coded_phases<4>(x, phases, rows, h.length, pitch, 4, empty_value);
+    } else {
+        coded_phases<0>(x, phases, rows, h.length, pitch, h.step, empty_value);
+    }
+    auto tap = [&](index_t t) -> const A* {
+        index_t at = h.begin[h.lo] + t * h.dil;
+        return phases + (at % h.step) * rows * pitch + at / h.step;
+    };
+    const index_t n = (rows - 1) * pitch + (h.hi - h.lo);
+    coded_first2(d + h.lo, c + h.lo, tap(0), tap(1), static_cast<const U*>(nullptr),
+                 static_cast<const U*>(nullptr), static_cast<U>(place), n);
+    for (index_t t = 2; t < h.taps; ++t) {
+        coded_next(d + h.lo, c + h.lo, tap(t), static_cast<const U*>(nullptr),
+                   static_cast<U>(t * place), n);
+    }
 }
 
 // The pass over the last axis: `rows` rows of x (length W each) into d, c at plan.pitch.
@@ -377,7 +417,6 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
                      const AxisTable& h, const CodedPlan& plan, A empty_value) {
     const index_t width = h.length, pitch = plan.pitch;
     const index_t place = plan.radix.back();
-    const bool strided = !plan.in_place && coded_read_strided<A>(h);
     if (h.hi > h.lo && h.taps == 1 && !plan.in_place) {
         // One tap per window with a stride: the windows are every step-th element, so they
         // are picked straight from x (code 0) rather than from a run of every element.
@@ -390,14 +429,8 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
                 to_code[j] = 0;
             }
         }
-    } else if (h.hi > h.lo && strided) {
-        if (h.step == 2) {
-            coded_strided_rows<2>(x, d, c, rows, h, pitch, place, empty_value);
-        } else if (h.step == 3) {
-            coded_strided_rows<3>(x, d, c, rows, h, pitch, place, empty_value);
-        } else {
-            coded_strided_rows<4>(x, d, c, rows, h, pitch, place, empty_value);
-        }
+    } else if (plan.phased) {
+        coded_phased_rows(x, d, c, run_values, rows, h, pitch, place, empty_value);
     } else if (h.hi > h.lo) {
         // Every stride-1 window from begin[lo] on, across rows: run element k holds the
         // window whose first tap is x[begin[lo] + k].
@@ -512,7 +545,12 @@ inline void coded_indices(I* index, const U* code, const std::int64_t* rel, cons
             index[j] = static_cast<I>(start + begin[j] + static_cast<std::int64_t>(code[j]));
         }
     } else if (modulus == 0) {
-        for (index_t j = 0; j < n; ++j) index[j] = static_cast<I>(start + begin[j] + rel[code[j]]);
+        index_t j = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        // (uint8 codes: eight at a time, their table entries gathered.)
+        if constexpr (sizeof(U) == 1) j = simd::coded_rel_indices8(index, code, rel, begin, start, n);
+#endif
+        for (; j < n; ++j) index[j] = static_cast<I>(start + begin[j] + rel[code[j]]);
     } else {
         for (index_t j = 0; j < n; ++j) {
             std::int64_t offset =
@@ -559,6 +597,8 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
     const bool wrap = offset_modulus < g.in_plane;
     const std::int64_t* rel = plan.rel.empty() ? nullptr : plan.rel.data();
     std::vector<index_t> at(static_cast<std::size_t>(n), 0);
+    // (Rows at the output's pitch: the block's values in one run rather than row by row.)
+    if (pitch == out_len) narrow_row(static_cast<const A*>(d), out, count * out_plane);
     for (index_t p = 0; p < count; ++p) {
         const std::int64_t base = ((first + p) % spec.plane_modulus) * g.in_plane;
         std::int64_t* const out64 =
@@ -575,7 +615,7 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
             }
             const A* best = d + (p * out_rows + r) * pitch;
             const U* code = c + (p * out_rows + r) * pitch;
-            narrow_row(best, out + p * out_plane + r * out_len, out_len);
+            if (pitch != out_len) narrow_row(best, out + p * out_plane + r * out_len, out_len);
             if (out64 != nullptr) {
                 coded_indices(out64 + r * out_len, code, rel, h.begin, base, row_start, out_len,
                               wrap ? offset_modulus : 0, row_empty, plan.empty_last);

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "../config.hpp"
 
@@ -128,6 +129,43 @@ inline void max_windows_by_tap8(const float* row, const std::int32_t* row_offset
         }
         store_windows8(best + j, best_offset + j, value, index, lanes);
     }
+}
+
+// index[j] = start + begin[j] + rel[code[j]] for j in [0, n - n % 8) (the rest is the
+// caller's): the indices of the tap-code passes whose codes (uint8, beside int8 values) are
+// looked up in a table (max_coded.hpp's coded_indices), four table entries per gather. The
+// sums are the scalar loop's, in 64 bits; int32 indices keep their low halves, as its cast.
+template <class I>
+inline index_t coded_rel_indices8(I* index, const std::uint8_t* code, const std::int64_t* rel,
+                                  const index_t* begin, std::int64_t start, index_t n) {
+    static_assert(sizeof(index_t) == 8, "begin holds 64-bit entries");
+    const __m256i base = _mm256_set1_epi64x(start);
+    const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const long long* table = reinterpret_cast<const long long*>(rel);
+    index_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        std::int64_t eight;
+        std::memcpy(&eight, code + j, 8);
+        __m256i codes = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(eight));
+        __m256i sums[2];
+        for (int h = 0; h < 2; ++h) {
+            __m128i half = h == 0 ? _mm256_castsi256_si128(codes)
+                                  : _mm256_extracti128_si256(codes, 1);
+            __m256i offsets = _mm256_i32gather_epi64(table, half, 8);
+            __m256i first = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(begin + j + 4 * h));
+            sums[h] = _mm256_add_epi64(_mm256_add_epi64(base, first), offsets);
+        }
+        if constexpr (sizeof(I) == 8) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + j), sums[0]);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + j + 4), sums[1]);
+        } else {
+            __m128i lo = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(sums[0], low_halves));
+            __m128i hi = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(sums[1], low_halves));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + j),
+                                _mm256_set_m128i(hi, lo));
+        }
+    }
+    return j;
 }
 
 }  // namespace simd
