@@ -91,8 +91,10 @@ def test_lanes_averages_keep_the_bits_of_each_plane_alone(monkeypatch, shape):
 
 # Upsampling shapes (one or two taps per axis: the averages are taken in the lanes, each divisor
 # a power of two) of 1 to 3 axes, with at least two blocks of planes and a part-empty one.
+# The last, 11 planes: int32's lanes (64-bit sums, eight to a block), which its calls of 16
+# planes or more leave for the plane blocks.
 UP = [((2, 19, 7), (11,)), ((1, 40, 5, 4), (9, 7)), ((3, 7, 3, 2, 4), (5, 3, 7)),
-      ((1, 17, 6, 9), (6, 17))]
+      ((1, 17, 6, 9), (6, 17)), ((1, 11, 3, 5, 4), (5, 9, 7))]
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32"])
