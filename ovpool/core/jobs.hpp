@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "config.hpp"
 #include "geometry.hpp"
@@ -29,6 +30,7 @@
 #include "max_adaptive.hpp"
 #include "max_lanes.hpp"
 #include "reduce.hpp"
+#include "row_split.hpp"
 #include "simd/rows_avx2.hpp"
 #include "simd/widen.hpp"
 
@@ -50,6 +52,21 @@ class AvgJob {
         divisors_.count = divisor;
         divisors_.real = divisor_real;
         if (workers < 1) workers = 1;
+        if (index_t parts = row_parts(g_, planes, workers)) {
+            // Fewer planes than workers: each plane's output rows in parts (row_split.hpp),
+            // each part a job of its own.
+            split_.reset(new RowSplit(packed, g_, parts));
+            for (index_t plane = 0; plane < planes; ++plane) {
+                for (index_t k = 0; k < parts; ++k) {
+                    const RowPart& p = split_->part(k);
+                    parts_.emplace_back(new AvgJob(
+                        x + plane * g_.in_plane + p.in_shift, out + plane * g_.out_plane + p.out_shift,
+                        1, p.packed.get(), divisor + p.out_shift, divisor_real + p.out_shift, 1));
+                }
+            }
+            items_ = planes * parts;
+            return;
+        }
         if (whole_plane(g_)) {
             whole_.reset(new WholePlaneAvg<S>(x, out, planes, g_.in_plane, divisor, divisor_real,
                                               workers));
@@ -115,6 +132,11 @@ class AvgJob {
     index_t items() const { return items_; }
 
     void run(index_t item, int worker) const noexcept {
+        if (split_) {
+            const AvgJob& part = *parts_[static_cast<std::size_t>(item)];
+            for (index_t i = 0; i < part.items(); ++i) part.run(i, 0);
+            return;
+        }
         if (whole_) {
             whole_->run(item, worker);
             return;
@@ -209,6 +231,8 @@ class AvgJob {
     std::unique_ptr<AvgBlocks<S>> blocks_;  // blocks mode (avg_blocks.hpp)
     index_t table_stride_ = 0;
     std::unique_ptr<WholePlaneAvg<S>> whole_;  // whole-plane windows (reduce.hpp)
+    std::unique_ptr<RowSplit> split_;          // few planes: parts of planes (row_split.hpp),
+    std::vector<std::unique_ptr<AvgJob>> parts_;  // a job per part of each plane
 };
 
 template <class S>
@@ -232,6 +256,29 @@ class MaxJob {
         spec_.offset_modulus = offset_modulus;
         if (workers < 1) workers = 1;
         with_index_ = out_index64 != nullptr || out_index32 != nullptr;
+        // (Values only, float planes whose windows span two or more axes are not split: the
+        // values-only passes reduce the first axis first, which on ties of -0 and +0 or
+        // NaNs of different payloads can keep another element than the first in row-major
+        // window order; the parts, other paths, would then differ from the whole plane.)
+        const bool split = with_index_ || std::is_integral<A>::value || spanned_axes(g_) < 2;
+        if (index_t parts = split ? row_parts(g_, planes, workers) : 0) {
+            // Fewer planes than workers: as in AvgJob, a job per part of each plane, whose
+            // indices are offsets in the part's slab (moved to the plane's by run).
+            split_.reset(new RowSplit(packed, g_, parts));
+            for (index_t plane = 0; plane < planes; ++plane) {
+                for (index_t k = 0; k < parts; ++k) {
+                    const RowPart& p = split_->part(k);
+                    index_t at = plane * g_.out_plane + p.out_shift;
+                    parts_.emplace_back(new MaxJob(
+                        x + plane * g_.in_plane + p.in_shift, out + at, 1, p.packed.get(),
+                        out_index64 != nullptr ? out_index64 + at : nullptr,
+                        out_index32 != nullptr ? out_index32 + at : nullptr, 1,
+                        std::numeric_limits<std::int64_t>::max(), empty_value, 1));
+                }
+            }
+            items_ = planes * parts;
+            return;
+        }
         if (whole_plane(g_)) {
             whole_.reset(new WholePlaneMax<S>(x, out, planes, g_.in_plane, spec_, workers));
             items_ = whole_->items();
@@ -292,6 +339,10 @@ class MaxJob {
     index_t items() const { return items_; }
 
     void run(index_t item, int worker) const noexcept {
+        if (split_) {
+            run_part(item);
+            return;
+        }
         if (whole_) {
             whole_->run(item, worker);
             return;
@@ -323,6 +374,31 @@ class MaxJob {
     }
 
   private:
+    // Axes with a window of more than one tap.
+    static index_t spanned_axes(const Geometry& g) {
+        index_t axes = 0;
+        for (index_t a = 0; a < g.naxes; ++a) {
+            AxisTable w = axis_table(g, a);
+            bool spanned = false;
+            for (index_t j = 0; j < w.out_len; ++j) spanned = spanned || w.count[j] > 1;
+            axes += spanned;
+        }
+        return axes;
+    }
+
+    void run_part(index_t item) const noexcept {
+        const MaxJob& part = *parts_[static_cast<std::size_t>(item)];
+        for (index_t i = 0; i < part.items(); ++i) part.run(i, 0);
+        index_t parts = split_->parts(), plane = item / parts;
+        if (spec_.out64 != nullptr) {
+            split_->fix_indices(spec_.out64 + plane * g_.out_plane, plane, item % parts,
+                                spec_.plane_modulus, spec_.offset_modulus);
+        } else if (spec_.out32 != nullptr) {
+            split_->fix_indices(spec_.out32 + plane * g_.out_plane, plane, item % parts,
+                                spec_.plane_modulus, spec_.offset_modulus);
+        }
+    }
+
     void run_coded(index_t item, int worker) const noexcept {
         index_t first = item * block_;
         index_t count = std::min(block_, planes_ - first);
@@ -398,6 +474,8 @@ class MaxJob {
     std::unique_ptr<U[]> codes_;     // its tap codes
     std::unique_ptr<WholePlaneMax<S>> whole_;  // whole-plane windows (reduce.hpp)
     std::unique_ptr<AdaptiveMaxLanes<S>> adaptive_;  // irregular windows (max_adaptive.hpp)
+    std::unique_ptr<RowSplit> split_;                // few planes, as in AvgJob
+    std::vector<std::unique_ptr<MaxJob>> parts_;
 };
 
 }  // namespace OVPOOL_CORE_ISA
