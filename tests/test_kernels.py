@@ -891,3 +891,37 @@ def test_narrow_rows_keep_the_baseline_bits(monkeypatch):
                 cases.append(x.astype(dtype))
     _assert_builds_agree_bitwise(monkeypatch,
                                  lambda: [r for x in cases for r in _narrow_row_averages(x)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64])
+def test_values_alone_keep_the_first_tie_in_row_major_order(monkeypatch, dtype):
+    """Max pooling without indices reduces the first axes before the last; among equal values
+    of different bits (-0 and +0, NaNs with different payloads in all-NaN windows) the output
+    is still the window's first in row-major order: the element at the oracle's index. Planes
+    too large for the tiny path, 2-D and 3-D, the AVX2 3x3 stride-2 row kernel, strides and
+    dilations; both builds, one and two threads."""
+    from ovpool import _kernels
+    from reference import ref_max_pool
+
+    rng = np.random.default_rng(67)
+    cases = [((1, 2, 23, 19), ((3, 2), (1, 2), (1, 0), (1, 1), (1, 2))),
+             ((1, 3, 30, 30), (3, 2, 1, 1, 1)),
+             ((2, 2, 30, 34), (2, 2, 0, 0, 1)),
+             ((1, 2, 100, 7), ((4, 3), 2, 0, 1, (1, 2))),
+             ((2, 3, 9, 10, 11), ((2, 3, 2), (1, 2, 1), 0, (1, 0, 1), 1))]
+    for shape, (k, s, pb, pe, d) in cases:
+        x = _max_pool_input(rng, dtype, shape, 12)
+        if x.dtype == np.float32:
+            _add_nan_payloads(x, rng, 0.1)
+        flat = x.reshape(shape[0] * shape[1], -1)
+        index = ref_max_pool(x, k, s, pb, pe, d)[1]
+        want = np.take_along_axis(flat, index.reshape(flat.shape[0], -1) % flat.shape[1], 1)
+        results = []
+        for module in [_kernels] + ([_avx2_build()] if _avx2_build() else []):
+            _use_kernels(monkeypatch, module)
+            for threads in (1, 2):
+                with ovpool.num_threads(threads):
+                    results.append(ovpool.max_pool(x, k, s, pb, pe, d, return_indices=False))
+        for got in results:
+            np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint8),
+                                          want.view(np.uint8))

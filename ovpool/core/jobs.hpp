@@ -256,12 +256,7 @@ class MaxJob {
         spec_.offset_modulus = offset_modulus;
         if (workers < 1) workers = 1;
         with_index_ = out_index64 != nullptr || out_index32 != nullptr;
-        // (Values only, float planes whose windows span two or more axes are not split: the
-        // values-only passes reduce the first axis first, which on ties of -0 and +0 or
-        // NaNs of different payloads can keep another element than the first in row-major
-        // window order; the parts, other paths, would then differ from the whole plane.)
-        const bool split = with_index_ || std::is_integral<A>::value || spanned_axes(g_) < 2;
-        if (index_t parts = split ? row_parts(g_, planes, workers) : 0) {
+        if (index_t parts = row_parts(g_, planes, workers)) {
             // Fewer planes than workers: as in AvgJob, a job per part of each plane, whose
             // indices are offsets in the part's slab (moved to the plane's by run).
             split_.reset(new RowSplit(packed, g_, parts));
@@ -374,18 +369,6 @@ class MaxJob {
     }
 
   private:
-    // Axes with a window of more than one tap.
-    static index_t spanned_axes(const Geometry& g) {
-        index_t axes = 0;
-        for (index_t a = 0; a < g.naxes; ++a) {
-            AxisTable w = axis_table(g, a);
-            bool spanned = false;
-            for (index_t j = 0; j < w.out_len; ++j) spanned = spanned || w.count[j] > 1;
-            axes += spanned;
-        }
-        return axes;
-    }
-
     void run_part(index_t item) const noexcept {
         const MaxJob& part = *parts_[static_cast<std::size_t>(item)];
         for (index_t i = 0; i < part.items(); ++i) part.run(i, 0);

@@ -678,6 +678,56 @@ inline void store_row(S* dst, const A* src, index_t n) {
     for (index_t i = 0; i < n; ++i) dst[i] = store<S>(src[i]);
 }
 
+// Values alone are reduced axis 0 first (max_pass, max_columns, then max_row), which among
+// elements that compare equal keeps the first in column order rather than in row-major window
+// order. Equal floats differ in their bits only as -0 / +0 or as NaNs (a NaN result means the
+// window held nothing but NaNs), so the outputs of one output row (plane output offsets
+// `first` .. `first + h.out_len`) that are zero or NaN are found again here, their windows
+// scanned in row-major order for the first element equal to them (for a NaN: the first tap).
+template <class Src, class A>
+void first_tie_in_row_major(const Src* x, A* row, const Geometry& g, index_t first) {
+    if constexpr (std::is_floating_point<A>::value) {
+        const index_t n = g.naxes, width = g.output[n - 1];
+        bool any = false;
+        for (index_t k = 0; k < width; ++k) any |= (row[k] == 0) | (row[k] != row[k]);
+        if (!any) return;
+        for (index_t k = 0; k < width; ++k) {
+            const A best = row[k];
+            const bool nan = best != best;
+            if (!(best == 0 || nan)) continue;
+            // The window: per axis its first tap, taps and step, from the output's coordinates
+            // (last axis fastest); `taps` counts the window's elements.
+            index_t rest = first + k, taps = 1, base = 0;
+            for (index_t a = n - 1, pitch = 1; a >= 0; pitch *= g.length[a], --a) {
+                const index_t at = g.offset[a] + rest % g.output[a];
+                rest /= g.output[a];
+                taps *= g.count[at];
+                base += g.begin[at] * pitch;
+            }
+            for (index_t t = 0; t < taps; ++t) {
+                index_t tap = t, offset = base;
+                rest = first + k;
+                for (index_t a = n - 1, pitch = 1; a >= 0; pitch *= g.length[a], --a) {
+                    const index_t count = g.count[g.offset[a] + rest % g.output[a]];
+                    rest /= g.output[a];
+                    offset += (tap % count) * g.dilation[a] * pitch;
+                    tap /= count;
+                }
+                const A value = load<A>(x[offset]);
+                if (nan || value == 0) {
+                    row[k] = value;
+                    break;
+                }
+            }
+        }
+    } else {
+        (void)x;
+        (void)row;
+        (void)g;
+        (void)first;
+    }
+}
+
 // Elements of the row buffers max_plane_values needs after its two plane-sized buffers.
 inline index_t max_row_buffers(const Geometry& g) {
     return 3 * (g.length[g.naxes - 1] + 2) + g.output[g.naxes - 1];
@@ -757,6 +807,7 @@ void max_plane_values(const Src* x, S* out, A* scratch, A* rows, const Geometry&
                 }
                 max_row(static_cast<const A*>(column), target, h, phases, empty_value);
             }
+            first_tie_in_row_major(x, target, g, (o * v.out_len + j) * h.out_len);
             if (!direct) store_row(out + (o * v.out_len + j) * h.out_len, buffer, h.out_len);
         }
     }
