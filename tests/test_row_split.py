@@ -131,3 +131,22 @@ def test_kernel_builds_agree_on_split_planes(monkeypatch):
               for i in range(len(FIXED))]
     _assert_builds_agree_bitwise(monkeypatch, lambda: [
         a for x, case in inputs for a in _on_threads(3, _calls(x, *case))])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_whole_row_windows_keep_the_bits_of_one_thread(dtype):
+    """Average windows of whole rows (adaptive 2x1, a global-width kernel): a part of one
+    output row would be a whole-plane window, which reduce.hpp sums in another order than
+    the plane's passes, so such calls are not split; with fractional inputs, any other order
+    gives other bits."""
+    rng = np.random.default_rng(17)
+    for shape in [(1, 1, 12, 13), (1, 1, 31, 40), (1, 1, 6, 5, 7)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        rank = len(shape) - 2
+        kernel, strides = (shape[2] // 2,) + shape[3:], (shape[2] // 2,) + (1,) * (rank - 1)
+        run = lambda: [ovpool.adaptive_avg_pool(x, [2] + [1] * (rank - 1)),
+                       ovpool.avg_pool(x, kernel, strides)]
+        single = _on_threads(1, run)
+        for threads in (2, 3):
+            for a, b in zip(_on_threads(threads, run), single):
+                _same_bits(a, b)

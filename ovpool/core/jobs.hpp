@@ -52,10 +52,18 @@ class AvgJob {
         divisors_.count = divisor;
         divisors_.real = divisor_real;
         if (workers < 1) workers = 1;
-        if (index_t parts = row_parts(g_, planes, workers)) {
+        index_t parts = row_parts(g_, planes, workers);
+        if (parts) {
             // Fewer planes than workers: each plane's output rows in parts (row_split.hpp),
-            // each part a job of its own.
+            // each part a job of its own, unless a part would be a whole-plane window of its
+            // own: reduce.hpp sums those in another order than the passes sum the plane, so
+            // float averages would change bits with the thread count.
             split_.reset(new RowSplit(packed, g_, parts));
+            for (index_t k = 0; k < parts && split_; ++k) {
+                if (whole_plane(make_geometry(split_->part(k).packed.get()))) split_.reset();
+            }
+        }
+        if (split_) {
             for (index_t plane = 0; plane < planes; ++plane) {
                 for (index_t k = 0; k < parts; ++k) {
                     const RowPart& p = split_->part(k);
