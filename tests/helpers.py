@@ -98,6 +98,17 @@ def assert_avg_close(got, want, x):
                                 f"{int(np.sum(err > tol))} of {err.size} outside")
 
 
+def assert_same_averages(got, want):
+    """Averages equal exactly; for floats also the sign of every zero (compared as float64:
+    numpy's testing misses bfloat16's NaN)."""
+    if np.issubdtype(got.dtype, np.integer):
+        np.testing.assert_array_equal(got, want)
+        return
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def assert_max_equal(got, want, got_idx=None, want_idx=None, index_dtype=np.int64):
     dtype = np.dtype(want.dtype)
     assert got.dtype == dtype, f"dtype {got.dtype}, expected {dtype}"

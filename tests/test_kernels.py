@@ -213,6 +213,19 @@ def _assert_max_pool_matches(x, k, s, pb, pe, d):
     return want
 
 
+def _assert_windows_match(x, windows):
+    """_assert_max_pool_matches for each (kernel, strides, pads_begin, pads_end, dilations),
+    and int32 indices within planes against the oracle."""
+    from reference import ref_max_pool
+
+    for k, s, pb, pe, d in windows:
+        _assert_max_pool_matches(x, k, s, pb, pe, d)
+        got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch",
+                                index_element_type="i32", axis=2)[1]
+        np.testing.assert_array_equal(got32, ref_max_pool(
+            x, k, s, pb, pe, d, axis=2, rounding_type="ceil_torch")[1])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int8,
                                    np.uint8, np.int32, np.int64])
 def test_tiny_planes_match_the_oracle(dtype):
@@ -279,8 +292,6 @@ def test_strided_last_axis_tap_codes_match_the_oracle(dtype):
     windows, padding past the input; codes that are the winner's offset (it fits in the code)
     and codes looked up in a table (int8 rows too long for an offset in eight bits); int64 and
     int32 indices, across planes and within them; ties, NaN and all-NaN windows, signed zeros."""
-    from reference import ref_max_pool
-
     rng = np.random.default_rng(43)
     for shape, windows in [
             ((1, 2, 3, 700), [((2, 3), (1, 2), (1, 1), (0, 1), 1), ((3, 4), (2, 4), 0, (2, 3),
@@ -288,13 +299,7 @@ def test_strided_last_axis_tap_codes_match_the_oracle(dtype):
                               ((2, 5), (1, 3), (0, 2), (1, 2), (2, 1)),
                               ((1, 6), (1, 5), 0, 0, 1), ((2, 3), (2, 6), (1, 0), 0, (1, 2))]),
             ((2, 3, 44), [(3, 2, 1, 1, 1), (4, 3, 0, 1, 1), (5, 4, 0, 2, 2)])]:
-        x = _max_pool_input(rng, dtype, shape, 30)
-        for k, s, pb, pe, d in windows:
-            _assert_max_pool_matches(x, k, s, pb, pe, d)
-            got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch",
-                                    index_element_type="i32", axis=2)[1]
-            np.testing.assert_array_equal(got32, ref_max_pool(
-                x, k, s, pb, pe, d, axis=2, rounding_type="ceil_torch")[1])
+        _assert_windows_match(_max_pool_input(rng, dtype, shape, 30), windows)
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
@@ -322,8 +327,6 @@ def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
     rounding that give more windows than a phase holds (rows then at a wider pitch) and empty
     windows; many rows per block and 3-D planes; ties, NaN, all-NaN windows, signed zeros;
     int64 and int32 indices."""
-    from reference import ref_max_pool
-
     rng = np.random.default_rng(53)
     for shape, windows in [
             ((2, 5, 6, 37), [((2, 3), (1, 2), (1, 1), (0, 1), (1, 1)),
@@ -334,13 +337,7 @@ def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
             ((1, 3, 4, 5, 64), [((2, 2, 3), (1, 2, 2), 0, (0, 1, 1), (1, 1, 2)),
                                 ((1, 2, 5), (2, 1, 3), (0, 1, 2), (0, 0, 2), 1)]),
             ((3, 2, 41), [(2, 2, 0, 1, 1), (6, 4, 2, 5, 1), (3, 5, 1, 1, 3)])]:
-        x = _max_pool_input(rng, dtype, shape, 25)
-        for k, s, pb, pe, d in windows:
-            _assert_max_pool_matches(x, k, s, pb, pe, d)
-            got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch",
-                                    index_element_type="i32", axis=2)[1]
-            np.testing.assert_array_equal(got32, ref_max_pool(
-                x, k, s, pb, pe, d, axis=2, rounding_type="ceil_torch")[1])
+        _assert_windows_match(_max_pool_input(rng, dtype, shape, 25), windows)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])

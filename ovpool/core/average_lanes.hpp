@@ -241,7 +241,7 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
         for (; n >= 8 && p0 + 8 <= count; p0 += 8) {
             for (index_t k = 0; k < n; k += 8) {
                 const index_t at = std::min(k, n - 8);  // the last tile overlaps
-                simd::untranspose_tile8(staged + at * L + p0, L, sums + p0 * stride + at, stride);
+                simd::untranspose_tile(staged + at * L + p0, L, sums + p0 * stride + at, stride);
             }
         }
     }
@@ -249,7 +249,7 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
         for (; n >= 4 && p0 + 4 <= count; p0 += 4) {
             for (index_t k = 0; k < n; k += 4) {
                 const index_t at = std::min(k, n - 4);  // the last tile overlaps
-                simd::untranspose_tile4(staged + at * L + p0, L, sums + p0 * stride + at, stride);
+                simd::untranspose_tile(staged + at * L + p0, L, sums + p0 * stride + at, stride);
             }
         }
     }

@@ -155,7 +155,7 @@ inline void transpose_from_lanes(const B* sums, index_t m, index_t count, B* pla
         for (; p0 + 8 <= count; p0 += 8) {
             index_t k = 0;
             for (; k + 8 <= m; k += 8) {
-                simd::untranspose_tile8(sums + k * L + p0, L, planes + p0 * m + k, m);
+                simd::untranspose_tile(sums + k * L + p0, L, planes + p0 * m + k, m);
             }
             for (index_t p = p0; p < p0 + 8; ++p) {
                 for (index_t j = k; j < m; ++j) planes[p * m + j] = sums[j * L + p];

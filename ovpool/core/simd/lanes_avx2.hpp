@@ -17,6 +17,7 @@
 #include "../config.hpp"
 #include "../types.hpp"
 #include "average_avx2.hpp"
+#include "transpose_avx2.hpp"
 
 #if OVPOOL_CORE_HAVE_AVX2
 #include <immintrin.h>
@@ -52,33 +53,19 @@ inline void transpose_tile8(const S* x, index_t pitch, B* lanes, index_t L) {
     for (int k = 0; k < 8; ++k) _mm256_storeu_ps(reinterpret_cast<float*>(lanes + k * L), m[k]);
 }
 
-// sums[p * stride + k] = lanes[k * L + p] for p, k < 8: transpose_tile8's inverse, for 32-bit
-// lanes.
+// sums[p * stride + k] = lanes[k * L + p] for p, k < block_side: transpose_tile8's inverse,
+// for 32-bit lanes (eight by eight) and 64-bit lanes (four by four), through transpose_block.
 template <class B>
-inline void untranspose_tile8(const B* lanes, index_t L, B* sums, index_t stride) {
-    static_assert(sizeof(B) == 4, "32-bit lanes only");
-    __m256 m[8];
-    for (int k = 0; k < 8; ++k) {
-        m[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(lanes + k * L));
+inline void untranspose_tile(const B* lanes, index_t L, B* sums, index_t stride) {
+    constexpr int bytes = static_cast<int>(sizeof(B));
+    constexpr index_t side = block_side<bytes>;
+    const void* from[side];
+    void* to[side];
+    for (index_t k = 0; k < side; ++k) {
+        from[k] = lanes + k * L;
+        to[k] = sums + k * stride;
     }
-    transpose8x8(m);
-    for (int p = 0; p < 8; ++p) _mm256_storeu_ps(reinterpret_cast<float*>(sums + p * stride), m[p]);
-}
-
-// sums[p * stride + k] = lanes[k * L + p] for p, k < 4: the same for 64-bit lanes.
-template <class B>
-inline void untranspose_tile4(const B* lanes, index_t L, B* sums, index_t stride) {
-    static_assert(sizeof(B) == 8, "64-bit lanes only");
-    const double* k0 = reinterpret_cast<const double*>(lanes);
-    const __m256d t0 = _mm256_unpacklo_pd(_mm256_loadu_pd(k0), _mm256_loadu_pd(k0 + L));
-    const __m256d t1 = _mm256_unpackhi_pd(_mm256_loadu_pd(k0), _mm256_loadu_pd(k0 + L));
-    const __m256d t2 = _mm256_unpacklo_pd(_mm256_loadu_pd(k0 + 2 * L), _mm256_loadu_pd(k0 + 3 * L));
-    const __m256d t3 = _mm256_unpackhi_pd(_mm256_loadu_pd(k0 + 2 * L), _mm256_loadu_pd(k0 + 3 * L));
-    double* p0 = reinterpret_cast<double*>(sums);
-    _mm256_storeu_pd(p0, _mm256_permute2f128_pd(t0, t2, 0x20));
-    _mm256_storeu_pd(p0 + stride, _mm256_permute2f128_pd(t1, t3, 0x20));
-    _mm256_storeu_pd(p0 + 2 * stride, _mm256_permute2f128_pd(t0, t2, 0x31));
-    _mm256_storeu_pd(p0 + 3 * stride, _mm256_permute2f128_pd(t1, t3, 0x31));
+    transpose_block<bytes>(from, to);
 }
 
 }  // namespace simd
