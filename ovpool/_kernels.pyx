@@ -4,19 +4,23 @@
 
 The loops themselves live in the C++ core (``ovpool/core/*.hpp``, headers only, no Python),
 which the native OpenVINO extension compiles too, so both give the same bits. This module
-turns typed memoryviews into pointers, picks the core's template for the element type
-(uint16 plus ``half_kind`` -> float16 / bfloat16), builds one job per call and runs its
+takes the arrays' buffers, picks the core's template for the storage kind (float16 and
+bfloat16 arrays arrive as uint16 views), builds one job per call and runs its
 independent items over OpenMP threads (one ``prange`` loop, ``run_job``) with the GIL
 released.
 
-Nothing here raises except MemoryError for scratch space: Python resolves every attribute into
-the packed window tables and checks every shape before calling in (see ``pooling.py``).
+Python resolves every attribute into the packed window tables and checks every shape before
+calling in (see ``pooling.py``); what raises here is MemoryError for scratch space, and
+ValueError for an array whose buffer does not have the size the call states (a caller's bug,
+refused before any kernel reads it).
 """
 
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS,
+                             PyBUF_WRITABLE)
 
 cdef extern from "core/jobs.hpp" namespace "ovpool::core" nogil:
     # The 16-bit float tag types: a uint16 buffer is cast to them.
@@ -81,25 +85,6 @@ cdef extern from *:
     int ovpool_cpu_has_avx2_f16c()
     ctypedef void (*ovpool_item_fn)(const void* job, ptrdiff_t item, int worker) noexcept nogil
     ovpool_item_fn ovpool_item_runner[J](const J* job) nogil
-
-# float16 and bfloat16 share the unsigned short storage type; this flag says which one it is.
-cdef enum:
-    KIND_FLOAT16 = 0
-    KIND_BFLOAT16 = 1
-
-HALF_FLOAT16 = KIND_FLOAT16
-HALF_BFLOAT16 = KIND_BFLOAT16
-
-# The element types of the Python entry points (their specialisations are looked up by these
-# names in pooling.py, so they stay as they are).
-ctypedef fused store_t:
-    float
-    double
-    signed char
-    unsigned char
-    int
-    long long
-    unsigned short
 
 # The core's storage types.
 ctypedef fused core_t:
@@ -178,81 +163,180 @@ cdef int run_max(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_
     return 0
 
 
-def avg_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
-                    const Py_ssize_t[::1] tables, const int64_t[::1] divisor,
-                    const double[::1] divisor_real, int half_kind, int num_threads):
-    """Average-pool every plane of ``x`` (planes, in_plane) into ``out`` (planes, out_plane).
+# What an array handed to the kernels holds: one of these per core storage type
+# (pooling.py's _Storage.kind). float16 and bfloat16 arrays come as uint16 views (numpy has
+# no buffer format for bfloat16), so the kind, not the buffer, says which they are.
+cdef enum:
+    KIND_FLOAT32
+    KIND_FLOAT64
+    KIND_INT8
+    KIND_UINT8
+    KIND_INT32
+    KIND_INT64
+    KIND_FLOAT16
+    KIND_BFLOAT16
+
+STORAGE_KINDS = {"float32": KIND_FLOAT32, "float64": KIND_FLOAT64, "int8": KIND_INT8,
+                 "uint8": KIND_UINT8, "int32": KIND_INT32, "int64": KIND_INT64,
+                 "float16": KIND_FLOAT16, "bfloat16": KIND_BFLOAT16}
+
+cdef Py_ssize_t kind_size(int kind):
+    if kind == KIND_FLOAT64 or kind == KIND_INT64:
+        return 8
+    if kind == KIND_FLOAT32 or kind == KIND_INT32:
+        return 4
+    if kind == KIND_INT8 or kind == KIND_UINT8:
+        return 1
+    if kind == KIND_FLOAT16 or kind == KIND_BFLOAT16:
+        return 2
+    return 0
+
+
+# The arrays of one kernel call, held through the buffer protocol: a plain buffer request
+# costs a fraction of a typed memoryview's set-up (format parsing, a memoryview object per
+# argument), which was about a sixth of a call on a small input.
+cdef struct Held:
+    Py_buffer views[6]
+    int count
+
+
+cdef int hold(Held* held, object array, bint writable, Py_ssize_t itemsize, Py_ssize_t items,
+              str name, void** data) except -1:
+    """Hold ``array``'s buffer, which must be C-contiguous (and writable if ``writable``) with
+    exactly ``items`` elements of ``itemsize`` bytes; its address goes to ``data``."""
+    cdef Py_buffer* view = &held.views[held.count]
+    PyObject_GetBuffer(array, view, PyBUF_C_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
+    held.count += 1
+    if view.itemsize != itemsize or view.len != itemsize * items:
+        raise ValueError(f"ovpool kernels: '{name}' holds {view.len} bytes in items of "
+                         f"{view.itemsize}, expected {items} items of {itemsize}")
+    data[0] = view.buf
+    return 0
+
+
+cdef void release(Held* held) noexcept:
+    while held.count > 0:
+        held.count -= 1
+        PyBuffer_Release(&held.views[held.count])
+
+
+cdef int hold_packed(Held* held, object tables, const ptrdiff_t** packed) except -1:
+    """Hold the packed window tables: C-contiguous ptrdiff_t items, at least one (their
+    layout was checked when the rules built them)."""
+    cdef Py_buffer* view = &held.views[held.count]
+    PyObject_GetBuffer(tables, view, PyBUF_C_CONTIGUOUS)
+    held.count += 1
+    if view.itemsize != sizeof(ptrdiff_t) or view.len < view.itemsize:
+        raise ValueError("ovpool kernels: 'tables' is not a packed table array")
+    packed[0] = <const ptrdiff_t*> view.buf
+    return 0
+
+
+def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t planes,
+                    Py_ssize_t in_plane, Py_ssize_t out_plane, int num_threads):
+    """Average-pool ``planes`` planes of ``in_plane`` elements of ``x`` into ``out``
+    (``planes`` * ``out_plane`` elements), both C-contiguous arrays of the storage ``kind``
+    (STORAGE_KINDS).
 
     ``tables`` are the packed window tables (see ``ovpool/core/geometry.hpp``), whose
     ``scratch`` is the size of one scratch buffer (the largest intermediate of the separable
-    passes). ``divisor`` (out_plane,) holds each window's divisor, ``divisor_real`` the same as
-    floats with +inf for 0. The caller has checked every size; at least one plane.
+    passes). ``divisor`` (int64, out_plane) holds each window's divisor, ``divisor_real`` (float64)
+    the same as floats with +inf for 0. The caller has checked every size against the tables;
+    at least one plane. Arrays of other sizes are refused with ValueError.
     """
-    cdef const ptrdiff_t* packed = <const ptrdiff_t*> &tables[0]
-    cdef Py_ssize_t planes = x.shape[0]
-    cdef const int64_t* count = &divisor[0]
-    cdef const double* real = &divisor_real[0]
-    if store_t is float:
-        run_avg(&x[0, 0], &out[0, 0], planes, packed, count, real, num_threads)
-    elif store_t is double:
-        run_avg(&x[0, 0], &out[0, 0], planes, packed, count, real, num_threads)
-    elif store_t is cython.schar:
-        run_avg(<const int8_t*> &x[0, 0], <int8_t*> &out[0, 0], planes, packed, count, real,
-                num_threads)
-    elif store_t is cython.uchar:
-        run_avg(<const uint8_t*> &x[0, 0], <uint8_t*> &out[0, 0], planes, packed, count, real,
-                num_threads)
-    elif store_t is int:
-        run_avg(<const int32_t*> &x[0, 0], <int32_t*> &out[0, 0], planes, packed, count, real,
-                num_threads)
-    elif store_t is cython.longlong:
-        run_avg(<const int64_t*> &x[0, 0], <int64_t*> &out[0, 0], planes, packed, count, real,
-                num_threads)
-    elif half_kind == KIND_BFLOAT16:
-        run_avg(<const bf16*> &x[0, 0], <bf16*> &out[0, 0], planes, packed, count, real,
-                num_threads)
-    else:
-        run_avg(<const f16*> &x[0, 0], <f16*> &out[0, 0], planes, packed, count, real,
-                num_threads)
+    cdef Held held
+    held.count = 0
+    cdef Py_ssize_t size = kind_size(kind)
+    cdef void* xp
+    cdef void* op
+    cdef const ptrdiff_t* packed
+    cdef const int64_t* count
+    cdef const double* real
+    if size == 0 or planes < 1:
+        raise ValueError(f"ovpool kernels: storage kind {kind}, {planes} planes")
+    try:
+        hold(&held, x, False, size, planes * in_plane, "x", &xp)
+        hold(&held, out, True, size, planes * out_plane, "out", &op)
+        hold_packed(&held, tables, &packed)
+        hold(&held, divisor, False, 8, out_plane, "divisor", <void**> &count)
+        hold(&held, divisor_real, False, 8, out_plane, "divisor_real", <void**> &real)
+        if kind == KIND_FLOAT32:
+            run_avg(<const float*> xp, <float*> op, planes, packed, count, real, num_threads)
+        elif kind == KIND_FLOAT64:
+            run_avg(<const double*> xp, <double*> op, planes, packed, count, real, num_threads)
+        elif kind == KIND_INT8:
+            run_avg(<const int8_t*> xp, <int8_t*> op, planes, packed, count, real, num_threads)
+        elif kind == KIND_UINT8:
+            run_avg(<const uint8_t*> xp, <uint8_t*> op, planes, packed, count, real, num_threads)
+        elif kind == KIND_INT32:
+            run_avg(<const int32_t*> xp, <int32_t*> op, planes, packed, count, real, num_threads)
+        elif kind == KIND_INT64:
+            run_avg(<const int64_t*> xp, <int64_t*> op, planes, packed, count, real, num_threads)
+        elif kind == KIND_BFLOAT16:
+            run_avg(<const bf16*> xp, <bf16*> op, planes, packed, count, real, num_threads)
+        else:
+            run_avg(<const f16*> xp, <f16*> op, planes, packed, count, real, num_threads)
+    finally:
+        release(&held)
 
 
-def max_pool_planes(const store_t[:, ::1] x, store_t[:, ::1] out,
-                    int64_t[:, ::1] out_index64, int32_t[:, ::1] out_index32,
-                    const Py_ssize_t[::1] tables, double empty_value, int64_t plane_modulus,
-                    int64_t offset_modulus, int half_kind, int num_threads):
-    """Max-pool every plane of ``x`` into ``out``.
+def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value,
+                    int64_t plane_modulus, int64_t offset_modulus, int kind, Py_ssize_t planes,
+                    Py_ssize_t in_plane, Py_ssize_t out_plane, int num_threads):
+    """Max-pool ``planes`` planes of ``x`` into ``out`` (arrays as for
+    :func:`avg_pool_planes`).
 
-    At most one of ``out_index64`` / ``out_index32`` is given (None: no index work at all).
-    The index of an output is ``(plane % plane_modulus) * in_plane + offset % offset_modulus``
-    where ``offset`` is the chosen element's offset within its input plane. ``empty_value`` is
-    written for windows with no input element (their offset is 0). ``tables`` as for
-    :func:`avg_pool_planes`.
+    At most one of ``out_index64`` / ``out_index32`` (int64 / int32, as many as ``out``) is
+    given (None: no index work at all). The index of an output is
+    ``(plane % plane_modulus) * in_plane + offset % offset_modulus`` where ``offset`` is the
+    chosen element's offset within its input plane. ``empty_value`` is written for windows
+    with no input element (their offset is 0). ``tables`` as for :func:`avg_pool_planes`.
     """
-    cdef const ptrdiff_t* packed = <const ptrdiff_t*> &tables[0]
-    cdef Py_ssize_t planes = x.shape[0]
-    cdef int64_t* index64 = &out_index64[0, 0] if out_index64 is not None else NULL
-    cdef int32_t* index32 = &out_index32[0, 0] if out_index32 is not None else NULL
-    if store_t is float:
-        run_max(&x[0, 0], &out[0, 0], planes, packed, index64, index32, plane_modulus,
-                offset_modulus, empty_value, num_threads)
-    elif store_t is double:
-        run_max(&x[0, 0], &out[0, 0], planes, packed, index64, index32, plane_modulus,
-                offset_modulus, empty_value, num_threads)
-    elif store_t is cython.schar:
-        run_max(<const int8_t*> &x[0, 0], <int8_t*> &out[0, 0], planes, packed, index64,
-                index32, plane_modulus, offset_modulus, empty_value, num_threads)
-    elif store_t is cython.uchar:
-        run_max(<const uint8_t*> &x[0, 0], <uint8_t*> &out[0, 0], planes, packed, index64,
-                index32, plane_modulus, offset_modulus, empty_value, num_threads)
-    elif store_t is int:
-        run_max(<const int32_t*> &x[0, 0], <int32_t*> &out[0, 0], planes, packed, index64,
-                index32, plane_modulus, offset_modulus, empty_value, num_threads)
-    elif store_t is cython.longlong:
-        run_max(<const int64_t*> &x[0, 0], <int64_t*> &out[0, 0], planes, packed, index64,
-                index32, plane_modulus, offset_modulus, empty_value, num_threads)
-    elif half_kind == KIND_BFLOAT16:
-        run_max(<const bf16*> &x[0, 0], <bf16*> &out[0, 0], planes, packed, index64, index32,
-                plane_modulus, offset_modulus, empty_value, num_threads)
-    else:
-        run_max(<const f16*> &x[0, 0], <f16*> &out[0, 0], planes, packed, index64, index32,
-                plane_modulus, offset_modulus, empty_value, num_threads)
+    cdef Held held
+    held.count = 0
+    cdef Py_ssize_t size = kind_size(kind)
+    cdef void* xp
+    cdef void* op
+    cdef const ptrdiff_t* packed
+    cdef int64_t* index64 = NULL
+    cdef int32_t* index32 = NULL
+    if size == 0 or planes < 1:
+        raise ValueError(f"ovpool kernels: storage kind {kind}, {planes} planes")
+    try:
+        hold(&held, x, False, size, planes * in_plane, "x", &xp)
+        hold(&held, out, True, size, planes * out_plane, "out", &op)
+        hold_packed(&held, tables, &packed)
+        if out_index64 is not None:
+            hold(&held, out_index64, True, 8, planes * out_plane, "out_index64",
+                 <void**> &index64)
+        if out_index32 is not None:
+            hold(&held, out_index32, True, 4, planes * out_plane, "out_index32",
+                 <void**> &index32)
+        if index64 != NULL and index32 != NULL:
+            raise ValueError("ovpool kernels: at most one of out_index64 and out_index32")
+        if kind == KIND_FLOAT32:
+            run_max(<const float*> xp, <float*> op, planes, packed, index64, index32,
+                    plane_modulus, offset_modulus, empty_value, num_threads)
+        elif kind == KIND_FLOAT64:
+            run_max(<const double*> xp, <double*> op, planes, packed, index64, index32,
+                    plane_modulus, offset_modulus, empty_value, num_threads)
+        elif kind == KIND_INT8:
+            run_max(<const int8_t*> xp, <int8_t*> op, planes, packed, index64, index32,
+                    plane_modulus, offset_modulus, empty_value, num_threads)
+        elif kind == KIND_UINT8:
+            run_max(<const uint8_t*> xp, <uint8_t*> op, planes, packed, index64, index32,
+                    plane_modulus, offset_modulus, empty_value, num_threads)
+        elif kind == KIND_INT32:
+            run_max(<const int32_t*> xp, <int32_t*> op, planes, packed, index64, index32,
+                    plane_modulus, offset_modulus, empty_value, num_threads)
+        elif kind == KIND_INT64:
+            run_max(<const int64_t*> xp, <int64_t*> op, planes, packed, index64, index32,
+                    plane_modulus, offset_modulus, empty_value, num_threads)
+        elif kind == KIND_BFLOAT16:
+            run_max(<const bf16*> xp, <bf16*> op, planes, packed, index64, index32,
+                    plane_modulus, offset_modulus, empty_value, num_threads)
+        else:
+            run_max(<const f16*> xp, <f16*> op, planes, packed, index64, index32,
+                    plane_modulus, offset_modulus, empty_value, num_threads)
+    finally:
+        release(&held)

@@ -39,25 +39,19 @@ _AVG, _MAX, _ADAPTIVE_MAX = (defaults(op) for op in ("AvgPool", "MaxPool", "Adap
 _SUPPORTED = "float32, float64, float16, bfloat16, int8, uint8, int32, int64"
 
 
-# The C type of each storage dtype, which names the kernels' fused-type specialisation.
-_C_TYPES = {"float32": "float", "float64": "double", "int8": "signed char",
-            "uint8": "unsigned char", "int32": "int", "int64": "long long",
-            "uint16": "unsigned short"}
-
-
 class _Storage:
-    """How one dtype is handed to the kernels: the view dtype, the 16-bit float kind, the
-    lowest value, and the kernels specialised for the view dtype (calling those directly
-    skips Cython's per-call fused-type dispatch, which costs more than a small pooling)."""
+    """How one dtype is handed to the kernels: the dtype its arrays are viewed as (None:
+    their own; float16 and bfloat16 as uint16, as numpy has no buffer format for bfloat16),
+    the kernels' storage kind, the lowest value, and the kernel functions."""
 
-    __slots__ = ("view", "half_kind", "lowest", "avg_planes", "max_planes")
+    __slots__ = ("view", "kind", "lowest", "avg_planes", "max_planes")
 
-    def __init__(self, view, half_kind, lowest):
+    def __init__(self, view, name):
         self.view = view
-        self.half_kind = half_kind
-        self.lowest = lowest
-        self.avg_planes = _kernels.avg_pool_planes[_C_TYPES[view.name]]
-        self.max_planes = _kernels.max_pool_planes[_C_TYPES[view.name]]
+        self.kind = _kernels.STORAGE_KINDS[name]
+        self.lowest = _rules.lowest_value(name)
+        self.avg_planes = _kernels.avg_pool_planes
+        self.max_planes = _kernels.max_pool_planes
 
 
 _STORAGE = {}
@@ -75,11 +69,11 @@ def _storage_for(dtype):
 
 def _new_storage(dtype):
     if dtype.name == "bfloat16" and dtype.itemsize == 2:
-        return _Storage(np.dtype(np.uint16), _kernels.HALF_BFLOAT16, _rules.lowest_value("bfloat16"))
+        return _Storage(np.dtype(np.uint16), "bfloat16")
     if dtype == np.float16:
-        return _Storage(np.dtype(np.uint16), _kernels.HALF_FLOAT16, _rules.lowest_value("float16"))
+        return _Storage(np.dtype(np.uint16), "float16")
     if dtype in (np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64):
-        return _Storage(dtype, 0, _rules.lowest_value(dtype.name))
+        return _Storage(None, dtype.name)
     return None
 
 
@@ -127,10 +121,9 @@ def _output(out, name, tables, dtype, x):
     return out
 
 
-def _planes(array, planes_shape, storage):
-    """``array`` as the kernels' (planes, plane size) view in ``storage``'s view dtype."""
-    flat = array.reshape(planes_shape)
-    return flat if flat.dtype is storage.view else flat.view(storage.view)
+def _buffer(array, storage):
+    """``array`` as the kernels take it: itself, or its uint16 view for 16-bit floats."""
+    return array if storage.view is None else array.view(storage.view)
 
 
 # Bytes read and written per kernel thread (core/threads.hpp; tests lower it to run tiny
@@ -140,21 +133,17 @@ _BYTES_PER_THREAD = _kernels.BYTES_PER_WORKER
 
 class _WindowTables:
     """The kernels' window tables of one pooling, built by ``ovpool/core/rules.hpp``: the packed
-    array in the layout the kernels' make_geometry reads (one array: every typed-memoryview
-    argument of a kernel call costs about a microsecond), the plane sizes, and what a call
-    needs of the input shape: the number of planes, the kernels' 2-D shapes of input and
-    output and the output shape."""
+    array in the layout the kernels' make_geometry reads (one array: every array argument of
+    a kernel call costs a buffer request), the plane sizes, and what a call needs of the input
+    shape: the number of planes and the output shape."""
 
-    __slots__ = ("packed", "in_plane", "out_plane", "planes", "in_planes", "out_planes",
-                 "out_shape", "allocatable")
+    __slots__ = ("packed", "in_plane", "out_plane", "planes", "out_shape", "allocatable")
 
     def __init__(self, shape, packed, in_plane, out_plane, output_spatial):
         self.packed = packed
         self.in_plane = in_plane
         self.out_plane = out_plane
         self.planes = math.prod(shape[:2])
-        self.in_planes = (self.planes, in_plane)
-        self.out_planes = (self.planes, out_plane)
         self.out_shape = tuple(shape[:2]) + output_spatial
         # The output dtypes whose allocation passed check_allocation (under the memory limit
         # of the plan's key, so the check holds for every call that finds this plan).
@@ -248,8 +237,8 @@ def _run_avg(x, storage, out, tables, divisors):
     out = _output(out, "out", tables, x.dtype, x)
     if tables.planes:
         storage.avg_planes(
-            _planes(x, tables.in_planes, storage), _planes(out, tables.out_planes, storage),
-            tables.packed, *divisors, storage.half_kind, tables.num_threads(x.itemsize))
+            _buffer(x, storage), _buffer(out, storage), tables.packed, *divisors, storage.kind,
+            tables.planes, tables.in_plane, tables.out_plane, tables.num_threads(x.itemsize))
     return out
 
 
@@ -287,14 +276,14 @@ def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
         if out is not None and out_indices is not None and np.may_share_memory(indices, out):
             raise BadArgumentError("'out_indices' overlaps 'out'")
         if index_dtype is _INDEX_TYPES["i64"]:
-            index64 = indices.reshape(tables.out_planes)
+            index64 = indices
         else:
-            index32 = indices.reshape(tables.out_planes)
+            index32 = indices
     if tables.planes:
         storage.max_planes(
-            _planes(x, tables.in_planes, storage), _planes(values, tables.out_planes, storage),
-            index64, index32, tables.packed, storage.lowest, plane_modulus, offset_modulus,
-            storage.half_kind,
+            _buffer(x, storage), _buffer(values, storage), index64, index32, tables.packed,
+            storage.lowest, plane_modulus, offset_modulus, storage.kind, tables.planes,
+            tables.in_plane, tables.out_plane,
             tables.num_threads(x.itemsize, 0 if indices is None else indices.itemsize))
     return values if indices is None else (values, indices)
 

@@ -69,6 +69,47 @@ def test_large_strided_view_and_zero_planes():
     assert ovpool.adaptive_avg_pool(np.zeros((2, 0, 5), np.int8), 3).shape == (2, 0, 3)
 
 
+@pytest.mark.parametrize("module_name", ["_kernels", "_kernels_avx2"])
+def test_kernel_entry_points_refuse_buffers_they_cannot_use(module_name):
+    """The kernel functions take raw buffers: one of another size, item size, contiguity or
+    a read-only output is refused before a kernel reads it, and good buffers give the
+    numpy API's result (a 4x4 plane, 2x2 windows, stride 2: the hand-worked maxima 5, 7,
+    13, 15 at offsets 5, 7, 13, 15)."""
+    import importlib
+
+    from ovpool import pooling
+
+    try:
+        module = importlib.import_module(f"ovpool.{module_name}")
+    except ImportError:  # platforms other than x86-64 build the baseline only
+        pytest.skip("no such build on this platform")
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    tables, _ = pooling._fixed_plan(x.shape, 2, 2, None, None, None, "floor", "explicit", None,
+                                    ovpool.get_memory_limit())
+    kind = module.STORAGE_KINDS["float32"]
+    out = np.empty((1, 1, 2, 2), np.float32)
+    index64 = np.empty((1, 1, 2, 2), np.int64)
+
+    def run(x=x, out=out, index64=index64, kind=kind, planes=1):
+        module.max_pool_planes(x, out, index64, None, tables.packed, -np.inf, 1, 16, kind,
+                               planes, 16, 4, 1)
+
+    run()
+    np.testing.assert_array_equal(out.ravel(), [5, 7, 13, 15])
+    np.testing.assert_array_equal(index64.ravel(), [5, 7, 13, 15])
+    read_only = np.empty_like(out)
+    read_only.flags.writeable = False
+    for bad in (dict(x=x[..., :3]),                          # too few elements
+                dict(x=x.astype(np.float64)),                # other item size
+                dict(x=np.arange(32, dtype=np.float32)[::2]),  # not contiguous
+                dict(out=np.empty((1, 1, 2, 1), np.float32)),
+                dict(out=read_only),
+                dict(index64=np.empty((1, 1, 2, 2), np.int32)),
+                dict(planes=2),                              # more planes than x holds
+                dict(kind=99)):
+        with pytest.raises((ValueError, BufferError)):
+            run(**bad)
+
 def _avx2_build():
     try:
         from ovpool import _kernels_avx2
