@@ -94,3 +94,59 @@ def test_pass_averages_keep_their_bits(monkeypatch, shape):
     import ml_dtypes
     _assert_random_planes_keep_their_bits(monkeypatch, _pool_all, shape, 59,
                                           (np.float16, ml_dtypes.bfloat16, np.int64))
+
+
+# int8 / uint8 planes of two axes whose passes go last axis first (exact sums in any order,
+# core/average.hpp's cheapest_pass_order): few planes (the passes on whole planes) and many
+# small ones (the plane blocks), strided last axes with stride 1 or 2 along the first, and
+# one whose cheapest order is outermost first.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+EIGHT_BIT_ORDERS = [
+    ((1, 3, 43, 61), (4, 6), (1, 4), (0, 0), (0, 0), (3, 1), "ceil_torch", "same_upper"),
+    ((2, 2, 72, 97), (3, 5), (1, 4), (1, 2), (1, 2), (1, 2), "ceil", "explicit"),
+    ((1, 40, 17, 19), (6, 1), (1, 4), (3, 0), (5, 0), (2, 1), "ceil_torch", "explicit"),
+    ((1, 2, 30, 83), (4, 6), (2, 3), (0, 0), (0, 0), (2, 2), "floor", "same_lower"),
+    ((1, 20, 8, 109), (3, 4), (3, 4), (0, 0), (0, 0), (3, 1), "floor", "valid"),
+]
+
+
+def _pool_eight_bit(case, x):
+    _shape, kernel, strides, begin, end, dil, rounding, auto = case
+    return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=e,
+                            rounding_type=rounding, auto_pad=auto) for e in (True, False)]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS)
+def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
+    """Random values and whole rows and planes at the type's extremes (the largest sums),
+    both divisor rules: the oracle's values, rounded half to even."""
+    shape, kernel, strides, begin, end, dil, rounding, auto = case
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(67)
+    x = rng.integers(info.min, info.max, endpoint=True, size=shape).astype(dtype)
+    x[..., 5, :] = info.max
+    x[..., :, 7] = info.min
+    x.reshape(-1, *shape[2:])[1] = info.max
+    for exclude_pad, got in zip((True, False), _pool_eight_bit(case, x)):
+        want = ref_avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=exclude_pad,
+                            rounding_type=rounding, auto_pad=auto)
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS)
+def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
+    """Each plane gets the bytes of that plane alone, with one or two threads (row parts for
+    the few-plane calls), and both builds agree."""
+    from ovpool import pooling
+    from helpers import assert_planes_keep_their_bits
+    from test_kernels import _assert_builds_agree_bitwise, _avx2_build
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    rng = np.random.default_rng(71)
+    values = rng.integers(-128, 128, size=case[0])
+    assert_planes_keep_their_bits(lambda x: _pool_eight_bit(case, x), values,
+                                  (np.int8, np.uint8))
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, lambda: [
+            r for dtype in (np.int8, np.uint8)
+            for r in _pool_eight_bit(case, values.astype(dtype))])

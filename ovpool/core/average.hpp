@@ -409,12 +409,13 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
 // rows). With stride 1, full window j reads rows begin[lo] + (j - lo) + t * dil, so tap t of
 // all full windows is one contiguous run of (hi - lo) * inner elements: summed as such, in
 // long vectorised loops (sum_rows).
+// (sum_pass_shaped: the same over a current intermediate viewed as (outer, length, inner),
+// whatever axes were reduced before; see pass_order.)
 template <class Src, class A>
-void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t planes) {
-    index_t outer, inner, lo = 0, hi = 0;
+void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, index_t outer,
+                     index_t inner) {
+    index_t lo = 0, hi = 0;
     AxisTable w = axis_table(g, axis);
-    pass_shape(g, axis, &outer, &inner);
-    outer *= planes;
     if (inner == 1) {
         sum_last_axis(src, dst, g, axis, outer);
         return;
@@ -463,6 +464,13 @@ void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t p
                      inner);
         }
     }
+}
+
+template <class Src, class A>
+void sum_pass(const Src* src, A* dst, const Geometry& g, index_t axis, index_t planes) {
+    index_t outer, inner;
+    pass_shape(g, axis, &outer, &inner);
+    sum_pass_shaped(src, dst, g, axis, outer * planes, inner);
 }
 
 // Integer total / divisor rounded half to even, for a positive divisor.
@@ -644,14 +652,110 @@ inline bool identity_axis(const Geometry& g, index_t axis) {
     return true;
 }
 
+// The axes the passes sum, in order (PassOrder::count of them).
+struct PassOrder {
+    static constexpr index_t most = 8;  // axes (spatial ones, plus the blocks' lane axis)
+    index_t axis[most];
+    index_t count = 0;
+};
+
+// Outermost axis first, for g.naxes <= PassOrder::most. Axes whose windows are each one input
+// (kernel 1, stride 1, no padding) are skipped unless every axis is: their pass would only
+// add each value to +0, which the other passes do anyway (so not even a -0 survives).
+inline PassOrder outermost_first(const Geometry& g) {
+    PassOrder order;
+    for (index_t a = 0; a < g.naxes; ++a) {
+        if (identity_axis(g, a) && (order.count > 0 || a + 1 < g.naxes)) continue;
+        order.axis[order.count++] = a;
+    }
+    return order;
+}
+
+// The elements a pass over `axis` adds and writes, roughly, with the intermediate's axes at
+// the sizes `size` (a reduced axis at its output length); *largest grows to the size of the
+// intermediate it leaves.
+inline double pass_cost(const Geometry& g, index_t axis, const index_t* size, double* largest) {
+    AxisTable w = axis_table(g, axis);
+    double outer = 1, inner = 1;
+    for (index_t b = 0; b < axis; ++b) outer *= static_cast<double>(size[b]);
+    for (index_t b = axis + 1; b < g.naxes; ++b) inner *= static_cast<double>(size[b]);
+    double taps = 0;
+    for (index_t j = 0; j < w.out_len; ++j) taps += static_cast<double>(w.count[j]);
+    // Strided windows along contiguous rows are summed at every position (see
+    // sum_strided_windows) or a strided element at a time: as dear as the dense sums.
+    if (inner == 1 && w.step > 1) taps = std::max(taps, static_cast<double>(w.taps * w.length));
+    // (A window's set-up, a call and loop set-up of a few runs, costs about as much as adding
+    // 64 elements in vectors.)
+    double cost = outer * (taps * inner + static_cast<double>(w.out_len) * (inner + 64));
+    *largest = std::max(*largest, outer * static_cast<double>(w.out_len) * inner);
+    return cost;
+}
+
+// Exact integer sums are the same whatever order the axes are summed in (every partial sum is
+// a sum of some of one window's inputs, so within the same bound, and integer addition is
+// associative), so those take the order of outermost_first's axes that adds the fewest
+// elements, among the orders whose intermediates fit Geometry::scratch (sized for outermost
+// first): a strided last axis first, for one, shrinks the rows the other passes sum (int8
+// 8x12x43x61 k4,6 s1,4 d3,1: the 43x16 sums of the last axis, then 4 rows each, rather than
+// 4 rows of 61 each, then 43x61 windows: 1.21 -> 0.99 M instructions a call). Ties keep
+// outermost first. g.naxes <= most. Computed once per call of the pooling (a few hundred
+// instructions), not per block.
+inline PassOrder cheapest_pass_order(const Geometry& g) {
+    PassOrder first = outermost_first(g);
+    // (Two axes only: with three, the orders this picks were slower on every shape tried, the
+    // passes' set-ups outweighing the additions saved.)
+    if (first.count != 2) return first;
+    PassOrder best = first, order = first;
+    double best_cost = -1;
+    const double room = static_cast<double>(g.scratch);
+    // Every permutation of first's axes (in lexicographic order of their positions in first).
+    index_t pos[PassOrder::most];
+    for (index_t k = 0; k < first.count; ++k) pos[k] = k;
+    do {
+        index_t size[PassOrder::most];
+        for (index_t a = 0; a < g.naxes; ++a) size[a] = g.length[a];
+        double cost = 0, largest = 0;
+        for (index_t k = 0; k < first.count; ++k) {
+            index_t a = first.axis[pos[k]];
+            order.axis[k] = a;
+            cost += pass_cost(g, a, size, &largest);
+            size[a] = g.output[a];
+        }
+        if (largest <= room && (best_cost < 0 || cost < best_cost)) {
+            best = order;
+            best_cost = cost;
+        }
+    } while (std::next_permutation(pos, pos + first.count));
+    return best;
+}
+
 // The sums of every window of `planes` consecutive planes by the passes, in one of the two
-// buffers of `scratch` (see avg_planes), which is returned: planes * out_plane sums.
+// buffers of `scratch` (see avg_planes), which is returned: planes * out_plane sums. The axes
+// go outermost first, or in `order` (exact integer sums only: see cheapest_pass_order).
 template <class S, class A>
-const A* sum_passes(const S* x, A* scratch, const Geometry& g, index_t planes) {
-    // Axes whose windows are each one input (kernel 1, stride 1, no padding) are skipped
-    // unless every axis is: their pass would only add each value to +0, which the other
-    // passes do anyway (so not even a -0 survives).
+const A* sum_passes(const S* x, A* scratch, const Geometry& g, index_t planes,
+                    const PassOrder* order_or_null = nullptr) {
     A* dst = nullptr;
+    if (order_or_null) {
+        const PassOrder& order = *order_or_null;
+        index_t size[PassOrder::most];  // the intermediate's axes (as pass_shape's, any order)
+        for (index_t a = 0; a < g.naxes; ++a) size[a] = g.length[a];
+        for (index_t k = 0; k < order.count; ++k) {
+            index_t a = order.axis[k], outer = planes, inner = 1;
+            for (index_t b = 0; b < a; ++b) outer *= size[b];
+            for (index_t b = a + 1; b < g.naxes; ++b) inner *= size[b];
+            size[a] = g.output[a];
+            A* target = scratch + (k % 2) * planes * g.scratch;
+            if (k == 0) {
+                sum_pass_shaped(x, target, g, a, outer, inner);
+            } else {
+                sum_pass_shaped(static_cast<const A*>(dst), target, g, a, outer, inner);
+            }
+            dst = target;
+        }
+        return dst;
+    }
+    // Outermost first (see outermost_first).
     index_t passes = 0;
     for (index_t a = 0; a < g.naxes; ++a) {
         if (identity_axis(g, a) && (passes > 0 || a + 1 < g.naxes)) continue;
@@ -667,13 +771,25 @@ const A* sum_passes(const S* x, A* scratch, const Geometry& g, index_t planes) {
     return dst;
 }
 
+// Whether averages of S summed in A over g take the passes in *order, which is then set to
+// cheapest_pass_order's: int8 / uint8 inputs in an integer accumulator (else outermost first).
+template <class S, class A>
+bool exact_pass_order(const Geometry& g, PassOrder* order) {
+    if (!(std::is_integral<S>::value && sizeof(S) == 1 && std::is_integral<A>::value) ||
+        g.naxes > PassOrder::most) {
+        return false;
+    }
+    *order = cheapest_pass_order(g);
+    return true;
+}
+
 // Average-pool `planes` consecutive planes with the passes, so small planes share one pass's
 // set-up. `scratch` holds two buffers of planes * Geometry::scratch elements (one for a
 // single axis). `divisors` cover `divided` outputs: 1 plane's, or all of them (repeated).
 template <class S, class A>
 void avg_planes(const S* x, S* out, A* scratch, const Geometry& g, const Divisors& divisors,
-                index_t planes, index_t divided) {
-    const A* dst = sum_passes(x, scratch, g, planes);
+                index_t planes, index_t divided, const PassOrder* order = nullptr) {
+    const A* dst = sum_passes(x, scratch, g, planes, order);
     index_t total = planes * g.out_plane;
     for (index_t at = 0; at < total; at += divided) {
         write_averages(out + at, dst + at, std::min(divided, total - at), divisors);

@@ -205,6 +205,7 @@ class AvgBlocks {
         if (workers < 1) workers = 1;
         packed_ = lane_axis_tables(g, L);
         lanes_g_ = make_geometry(packed_.get());
+        ordered_ = exact_pass_order<S, B>(lanes_g_, &pass_order_);
         volume_ = window_volume(g);
         small_divisors_ = small_divisors(divisors.count, g.out_plane);
         // The transposed block, the passes' two buffers, the sums plane by plane.
@@ -247,7 +248,8 @@ class AvgBlocks {
         B* passes = block + L * in_plane;
         B* planes = passes + 2 * L * g_.scratch;
         transpose_into_lanes<L>(x, in_plane, count, block);
-        const B* sums = sum_passes(static_cast<const B*>(block), passes, lanes_g_, 1);
+        const B* sums = sum_passes(static_cast<const B*>(block), passes, lanes_g_, 1,
+                                    ordered_ ? &pass_order_ : nullptr);
         transpose_from_lanes<L>(sums, out_plane, count, planes);
         if (repeated) {
             write_averages(out, planes, count * out_plane, these);
@@ -266,6 +268,8 @@ class AvgBlocks {
     Divisors divisors_;
     std::unique_ptr<index_t[]> packed_;  // g's tables with the lane axis
     Geometry lanes_g_;                   // ... as a geometry
+    PassOrder pass_order_;               // int8 / uint8: the passes' order (exact_pass_order)
+    bool ordered_ = false;         // pass_order_ applies (else outermost first)
     long long volume_ = 0;               // g's largest window volume
     bool small_divisors_ = false;        // every divisor below small_divisor_limit
     index_t per_worker_ = 0;             // scratch elements per worker

@@ -126,6 +126,7 @@ class AvgJob {
         }
         if constexpr (ranged_average<S>::value) ranged_.init(g_, workers * per_worker_, divisor);
         if (narrow_) {
+            ordered_ = exact_pass_order<S, N>(g_, &pass_order_);
             divisors_.small_sums =
                 small_divisors(divisor, g_.out_plane) &&
                 sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
@@ -157,7 +158,7 @@ class AvgJob {
                     if (narrow_) {
                         avg_planes(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
                                    narrow_scratch_.get() + worker * per_worker_, g_, divisors_,
-                                   count, divided_);
+                                   count, divided_, ordered_ ? &pass_order_ : nullptr);
                         break;
                     }
                 }
@@ -230,6 +231,8 @@ class AvgJob {
     index_t divided_ = 0;     // outputs that divisors_ covers (one plane's or a block's)
     index_t per_worker_ = 0;  // scratch elements per worker
     bool narrow_ = false;     // sums in N (narrow_scratch_), not A (scratch_)
+    PassOrder pass_order_;              // int8 / uint8 narrow sums: the passes' order
+    bool ordered_ = false;        // pass_order_ applies (else outermost first)
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
     RangedSums<S> ranged_;  // int32 / int64: narrower sums when the inputs allow
