@@ -264,3 +264,20 @@ def test_whole_plane_lanes_float_sums_keep_the_order_of_a_plane_alone():
                                     for i in range(3) for c in range(13)])
             np.testing.assert_array_equal(got.reshape(-1).view(np.uint8),
                                           alone.reshape(-1).view(np.uint8), err_msg=str(plane))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_whole_plane_max_finds_the_largest_in_every_lane(dtype):
+    """Plane p holds its one largest value at position p: the vector reduction's steps
+    (halves, then rotations down to the element size) each bring some lane's value out."""
+    dtype = _dtype(dtype)
+    for n in (8, 16, 33, 50, 64, 65):
+        x = np.zeros((1, n, n), dtype=dtype)
+        if dtype.kind in "iu":
+            x[...] = np.iinfo(dtype).min
+            x[0, np.arange(n), np.arange(n)] = np.iinfo(dtype).max
+        else:
+            x[...] = -2.0
+            x[0, np.arange(n), np.arange(n)] = 3.0
+        got = ovpool.max_pool(x, n, return_indices=False)
+        np.testing.assert_array_equal(got, x.max(axis=2, keepdims=True), err_msg=str(n))

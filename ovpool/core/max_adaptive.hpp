@@ -53,72 +53,6 @@ constexpr index_t adaptive_lanes_values_bytes = index_t{1} << 19;
 template <class A>
 constexpr index_t adaptive_lanes = sizeof(A) == 8 ? 8 : plane_lanes<A>;
 
-// lanes[e * L + p] = load<A>(src[p * stride + e]) for e in [0, n), p in [0, count): rows of
-// `count` planes into lanes (the AVX2 build moves 4- and 8-byte elements by vector transposes,
-// filling the lanes past `count` with copies of the last plane).
-template <index_t L, class T, class A>
-inline void to_lanes(const T* src, index_t stride, index_t n, index_t count, A* lanes) {
-    index_t e = 0;
-#if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 4 || sizeof(A) == 8)) {
-        constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
-        const void* from[side];
-        void* to[side];
-        // (A last block overlapping the previous one, rather than a scalar tail.)
-        const index_t last = n >= side ? n - side : -1;
-        for (index_t h = 0; h < count; h += side) {
-            const T* plane[side];
-            for (index_t k = 0; k < side; ++k) plane[k] = src + std::min(h + k, count - 1) * stride;
-            for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
-                                                                                  : last) {
-                for (index_t k = 0; k < side; ++k) {
-                    from[k] = plane[k] + at;
-                    to[k] = lanes + (at + k) * L + h;
-                }
-                simd::transpose_block<static_cast<int>(sizeof(A))>(from, to);
-            }
-        }
-        if (last >= 0) e = n;
-    }
-#endif
-    for (; e < n; ++e) {
-        for (index_t p = 0; p < count; ++p) lanes[e * L + p] = load<A>(src[p * stride + e]);
-    }
-}
-
-// dst[p * stride + k] = store<T>(lanes[k * L + p]) for k in [0, n), p in [0, count): out of
-// the lanes (vector transposes as in to_lanes).
-template <index_t L, class A, class T>
-inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t stride) {
-    index_t k = 0;
-#if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 4 || sizeof(A) == 8)) {
-        constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
-        alignas(32) A sink[side];  // rows of lanes without a plane
-        const void* from[side];
-        void* to[side];
-        const index_t last = n >= side ? n - side : -1;  // (as in to_lanes)
-        for (index_t h = 0; h < count; h += side) {
-            T* plane[side];
-            for (index_t i = 0; i < side; ++i) plane[i] = h + i < count ? dst + (h + i) * stride : nullptr;
-            for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
-                                                                                  : last) {
-                for (index_t i = 0; i < side; ++i) {
-                    from[i] = lanes + (at + i) * L + h;
-                    to[i] = plane[i] != nullptr ? static_cast<void*>(plane[i] + at)
-                                                : static_cast<void*>(sink);
-                }
-                simd::transpose_block<static_cast<int>(sizeof(A))>(from, to);
-            }
-        }
-        if (last >= 0) k = n;
-    }
-#endif
-    for (; k < n; ++k) {
-        for (index_t p = 0; p < count; ++p) dst[p * stride + k] = store<T>(lanes[k * L + p]);
-    }
-}
-
 // True when some axis has mostly windows outside its regular interior run (adaptive windows
 // whose length is not a multiple of the output's).
 inline bool irregular_windows(const Geometry& g) {
@@ -271,35 +205,17 @@ class AdaptiveMaxLanes {
         if (spec_.out64 == nullptr && spec_.out32 == nullptr) return;
         from_lanes<L>(static_cast<const U*>(c), out_plane, count, flat_codes, out_plane);
         if (spec_.out64 != nullptr) {
-            write_indices(spec_.out64 + first * out_plane, flat_codes, first, count);
+            lane_indices(spec_.out64 + first * out_plane, out_plane,
+                         static_cast<const U*>(flat_codes), out_plane, 1, out_plane, first,
+                         count, spec_, g_.in_plane);
         } else {
-            write_indices(spec_.out32 + first * out_plane, flat_codes, first, count);
+            lane_indices(spec_.out32 + first * out_plane, out_plane,
+                         static_cast<const U*>(flat_codes), out_plane, 1, out_plane, first,
+                         count, spec_, g_.in_plane);
         }
     }
 
   private:
-    // index[p * out_plane + k] from the winners' offsets, code[p * out_plane + k].
-    template <class I>
-    void write_indices(I* index, const U* code, index_t first, index_t count) const noexcept {
-        const index_t out_plane = g_.out_plane;
-        const std::int64_t modulus = spec_.offset_modulus;
-        const bool wrap = modulus < g_.in_plane;
-        for (index_t p = 0; p < count; ++p) {
-            const std::int64_t base = ((first + p) % spec_.plane_modulus) * g_.in_plane;
-            I* to = index + p * out_plane;
-            const U* from = code + p * out_plane;
-            if (wrap) {
-                for (index_t k = 0; k < out_plane; ++k) {
-                    to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k]) % modulus);
-                }
-            } else {
-                for (index_t k = 0; k < out_plane; ++k) {
-                    to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k]));
-                }
-            }
-        }
-    }
-
     const S* x_;
     S* out_;
     index_t planes_;

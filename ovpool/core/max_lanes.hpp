@@ -13,6 +13,7 @@
 #ifndef OVPOOL_CORE_MAX_LANES_HPP
 #define OVPOOL_CORE_MAX_LANES_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -21,6 +22,8 @@
 #include "types.hpp"
 #include "max.hpp"
 #include "max_coded.hpp"
+#include "simd/transpose_avx2.hpp"
+#include "simd/widen.hpp"
 
 namespace ovpool {
 namespace core {
@@ -29,6 +32,126 @@ inline namespace OVPOOL_CORE_ISA {
 // Planes per group: a 32-byte vector of bytes, or 16 lanes of wider values.
 template <class A>
 constexpr index_t plane_lanes = sizeof(A) == 1 ? 32 : 16;
+
+// lanes[e * L + p] = load<A>(src[p * stride + e]) for e in [0, n), p in [0, count): rows of
+// `count` planes into lanes (the AVX2 build moves 1-, 4- and 8-byte elements by vector
+// transposes, filling the lanes past `count` with copies of the last plane; bytes only for
+// n >= 16).
+template <index_t L, class T, class A>
+inline void to_lanes(const T* src, index_t stride, index_t n, index_t count, A* lanes) {
+    index_t e = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(T) == 1 && sizeof(A) == 1 && L == 32) {
+        // 16 bytes of 32 planes at a time: planes k and 16 + k share a vector (one in each
+        // half), so that the two 16x16 transposes leave whole rows of 32 lanes.
+        if (n >= 16 && count > 0) {
+            const T* plane[32];
+            for (index_t k = 0; k < 32; ++k) plane[k] = src + std::min(k, count - 1) * stride;
+            for (index_t at = 0;; at = std::min(at + 16, n - 16)) {
+                __m256i m[16];
+                for (index_t k = 0; k < 16; ++k) {
+                    m[k] = _mm256_inserti128_si256(
+                        _mm256_castsi128_si256(_mm_loadu_si128(
+                            reinterpret_cast<const __m128i*>(plane[k] + at))),
+                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(plane[16 + k] + at)), 1);
+                }
+                simd::transpose16x16_bytes(m);
+                for (index_t e = 0; e < 16; ++e) {
+                    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes + (at + e) * L), m[e]);
+                }
+                if (at == n - 16) break;
+            }
+            e = n;
+        }
+    }
+    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 4 || sizeof(A) == 8)) {
+        constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
+        const void* from[side];
+        void* to[side];
+        // (A last block overlapping the previous one, rather than a scalar tail.)
+        const index_t last = n >= side ? n - side : -1;
+        for (index_t h = 0; h < count; h += side) {
+            const T* plane[side];
+            for (index_t k = 0; k < side; ++k) plane[k] = src + std::min(h + k, count - 1) * stride;
+            for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
+                                                                                  : last) {
+                for (index_t k = 0; k < side; ++k) {
+                    from[k] = plane[k] + at;
+                    to[k] = lanes + (at + k) * L + h;
+                }
+                simd::transpose_block<static_cast<int>(sizeof(A))>(from, to);
+            }
+        }
+        if (last >= 0) e = n;
+    }
+#endif
+    for (; e < n; ++e) {
+        for (index_t p = 0; p < count; ++p) lanes[e * L + p] = load<A>(src[p * stride + e]);
+    }
+}
+
+// dst[p * stride + k] = store<T>(lanes[k * L + p]) for k in [0, n), p in [0, count): out of
+// the lanes (vector transposes as in to_lanes).
+template <index_t L, class A, class T>
+inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t stride) {
+    index_t k = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(T) == 1 && sizeof(A) == 1 && L == 32) {
+        // to_lanes's transposes backwards: 16 rows of lanes give 16 bytes of each plane (the
+        // low halves planes 0 .. 15, the high halves 16 .. 31); rows from n - 16 for the last
+        // block, or (n < 16) the n rows through a buffer.
+        if (count > 0) {
+            alignas(32) std::uint8_t part[32][16];
+            for (index_t at = 0;; at = std::min(at + 16, n >= 16 ? n - 16 : index_t{0})) {
+                __m256i m[16];
+                for (index_t e = 0; e < 16; ++e) {
+                    m[e] = e < n ? _mm256_loadu_si256(
+                                       reinterpret_cast<const __m256i*>(lanes + (at + e) * L))
+                                 : _mm256_setzero_si256();
+                }
+                simd::transpose16x16_bytes(m);
+                for (index_t i = 0; i < 32; ++i) {
+                    if (i >= count) continue;
+                    __m128i half = i < 16 ? _mm256_castsi256_si128(m[i])
+                                          : _mm256_extracti128_si256(m[i - 16], 1);
+                    if (n >= 16) {
+                        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * stride + at), half);
+                    } else {
+                        _mm_store_si128(reinterpret_cast<__m128i*>(part[i]), half);
+                        std::memcpy(dst + i * stride, part[i], static_cast<std::size_t>(n));
+                    }
+                }
+                if (n < 16 || at == n - 16) break;
+            }
+            k = n;
+        }
+    }
+    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 4 || sizeof(A) == 8)) {
+        constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
+        alignas(32) A sink[side];  // rows of lanes without a plane
+        const void* from[side];
+        void* to[side];
+        const index_t last = n >= side ? n - side : -1;  // (as in to_lanes)
+        for (index_t h = 0; h < count; h += side) {
+            T* plane[side];
+            for (index_t i = 0; i < side; ++i) plane[i] = h + i < count ? dst + (h + i) * stride : nullptr;
+            for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
+                                                                                  : last) {
+                for (index_t i = 0; i < side; ++i) {
+                    from[i] = lanes + (at + i) * L + h;
+                    to[i] = plane[i] != nullptr ? static_cast<void*>(plane[i] + at)
+                                                : static_cast<void*>(sink);
+                }
+                simd::transpose_block<static_cast<int>(sizeof(A))>(from, to);
+            }
+        }
+        if (last >= 0) k = n;
+    }
+#endif
+    for (; k < n; ++k) {
+        for (index_t p = 0; p < count; ++p) dst[p * stride + k] = store<T>(lanes[k * L + p]);
+    }
+}
 
 // best[0 .. L), code[0 .. L) = the winner of each lane over taps lanes + offset[i] * L for i in
 // [0, taps) (taps >= 1), and that tap's offset.
@@ -80,52 +203,103 @@ inline void lanes_max(const A* lanes, const index_t* offset, index_t taps, A* be
 }
 #endif
 
+// index[p * stride + k] = the index of offset code[p * plane_step + k * step] of plane
+// first + p (for p < count, k < n): (plane % plane_modulus) * in_plane + offset, the offset
+// taken modulo offset_modulus when that is below in_plane. The plane's term without a
+// division per plane.
+template <class I, class U>
+inline void lane_indices(I* index, index_t stride, const U* code, index_t plane_step,
+                         index_t step, index_t n, index_t first, index_t count,
+                         const IndexSpec& spec, index_t in_plane) {
+    const std::int64_t modulus = spec.offset_modulus;
+    const bool wrap = modulus < in_plane;
+    std::int64_t plane_at = first % spec.plane_modulus;
+    for (index_t p = 0; p < count; ++p) {
+        const std::int64_t base = plane_at * in_plane;
+        I* to = index + p * stride;
+        const U* from = code + p * plane_step;
+        if (wrap) {
+            for (index_t k = 0; k < n; ++k) {
+                std::int64_t at = static_cast<std::int64_t>(from[k * step]);
+                to[k] = static_cast<I>(base + at % modulus);
+            }
+        } else if (step == 1) {
+            for (index_t k = 0; k < n; ++k) {
+                to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k]));
+            }
+        } else {
+            for (index_t k = 0; k < n; ++k) {
+                to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k * step]));
+            }
+        }
+        plane_at = plane_at + 1 == spec.plane_modulus ? 0 : plane_at + 1;
+    }
+}
+
+// Outputs max_planes_lanes takes out of the lanes at a time.
+constexpr index_t lanes_out_chunk = 64;
+
 // Planes [0, count) of x (count at most plane_lanes<A>) pooled through the tap table t. With
-// index_out, indices go to index_out[plane * out_plane + k] (int64 or int32).
+// index_out, indices go to index_out[plane * out_plane + k] (int64 or int32). The planes go
+// into lanes and the results (values, winners' offsets) out of them through to_lanes and
+// from_lanes, lanes_out_chunk outputs at a time; 16-bit floats are widened first, all planes
+// in one run.
 template <class Src, class S, class A, class I>
 void max_planes_lanes(const Src* x, S* out, I* index_out, index_t first_plane, index_t count,
                       const IndexSpec& spec, const TapTable& t, const Geometry& g,
                       A empty_value) {
     typedef tap_code_t<A> U;
-    constexpr index_t L = plane_lanes<A>;
+    constexpr index_t L = plane_lanes<A>, chunk = lanes_out_chunk;
     const index_t in_plane = g.in_plane, out_plane = g.out_plane;
     alignas(32) A lanes[tiny_max_plane * L];
-    for (index_t p = 0; p < count; ++p) {
-        const Src* plane = x + p * in_plane;
-        for (index_t e = 0; e < in_plane; ++e) lanes[e * L + p] = load<A>(plane[e]);
-    }
     // Lanes without a plane are combined too (fixed-length loops) but never stored.
-    for (index_t p = count; p < L; ++p) {
-        for (index_t e = 0; e < in_plane; ++e) lanes[e * L + p] = A{};
+    if (count < L) std::fill(lanes, lanes + in_plane * L, A{});
+    if constexpr (is_half_float<Src>) {
+        alignas(32) float wide[tiny_max_plane * L];
+        widen_row(x, wide, count * in_plane);
+        to_lanes<L>(static_cast<const float*>(wide), in_plane, in_plane, count, lanes);
+    } else {
+        to_lanes<L>(x, in_plane, in_plane, count, lanes);
     }
-    std::int64_t base[L];
-    for (index_t p = 0; p < count; ++p) {
-        base[p] = ((first_plane + p) % spec.plane_modulus) * in_plane;
-    }
-    const std::int64_t offset_modulus = spec.offset_modulus;
-    const bool wrap = offset_modulus < in_plane;
     const index_t* offset = t.offset.get();
-    alignas(32) A best[L];
-    alignas(32) U code[L];
-    for (index_t k = 0; k < out_plane; ++k) {
-        index_t i = t.first[k], end = t.first[k + 1];
-        if (i == end) {
-            for (index_t p = 0; p < count; ++p) out[p * out_plane + k] = store<S>(empty_value);
-            if (index_out != nullptr) {
+    alignas(32) A best[chunk * L];
+    alignas(32) U code[chunk * L];
+    alignas(32) U flat_code[chunk * L];
+    for (index_t k0 = 0; k0 < out_plane; k0 += chunk) {
+        const index_t n = std::min(chunk, out_plane - k0);
+        for (index_t k = 0; k < n; ++k) {
+            index_t i = t.first[k0 + k], end = t.first[k0 + k + 1];
+            if (i == end) {
+                std::fill(best + k * L, best + (k + 1) * L, empty_value);
+                std::fill(code + k * L, code + (k + 1) * L, U{0});
+                continue;
+            }
+            lanes_max<A, L>(lanes, offset + i, end - i, best + k * L, code + k * L);
+        }
+        if constexpr (sizeof(S) == sizeof(A)) {
+            from_lanes<L>(static_cast<const A*>(best), n, count, out + k0, out_plane);
+        } else {
+            // (16-bit floats: narrowed from a float32 copy, in one run when the chunk is the
+            // whole plane.)
+            alignas(32) A flat[chunk * L];
+            from_lanes<L>(static_cast<const A*>(best), n, count, flat, n);
+            if (n == out_plane) {
+                narrow_row(static_cast<const A*>(flat), out, count * n);
+            } else {
                 for (index_t p = 0; p < count; ++p) {
-                    index_out[p * out_plane + k] = static_cast<I>(base[p]);
+                    narrow_row(static_cast<const A*>(flat + p * n), out + p * out_plane + k0, n);
                 }
             }
-            continue;
         }
-        lanes_max<A, L>(lanes, offset + i, end - i, best, code);
-        for (index_t p = 0; p < count; ++p) out[p * out_plane + k] = store<S>(best[p]);
-        if (index_out != nullptr) {
-            for (index_t p = 0; p < count; ++p) {
-                std::int64_t at = static_cast<std::int64_t>(code[p]);
-                index_out[p * out_plane + k] =
-                    static_cast<I>(base[p] + (wrap ? at % offset_modulus : at));
-            }
+        if (index_out == nullptr) continue;
+        if (n >= 8) {
+            from_lanes<L>(static_cast<const U*>(code), n, count, flat_code, n);
+            lane_indices(index_out + k0, out_plane, static_cast<const U*>(flat_code), n, 1, n,
+                         first_plane, count, spec, in_plane);
+        } else {
+            // (A few outputs: read in place, a plane's loop costing more than its stores.)
+            lane_indices(index_out + k0, out_plane, static_cast<const U*>(code), 1, L, n,
+                         first_plane, count, spec, in_plane);
         }
     }
 }

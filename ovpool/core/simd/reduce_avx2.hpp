@@ -106,6 +106,28 @@ template <> struct has_lanes<std::uint8_t> : std::true_type {};
 template <> struct has_lanes<std::int32_t> : std::true_type {};
 template <> struct has_lanes<long long> : std::true_type {};
 
+// A lanes vector's bits, and back.
+inline __m256i cast_bits(__m256 v) { return _mm256_castps_si256(v); }
+inline __m256i cast_bits(__m256d v) { return _mm256_castpd_si256(v); }
+inline __m256i cast_bits(__m256i v) { return v; }
+template <class T>
+inline typename Lanes<T>::V from_bits(__m256i v) {
+    if constexpr (std::is_same<T, float>::value) {
+        return _mm256_castsi256_ps(v);
+    } else if constexpr (std::is_same<T, double>::value) {
+        return _mm256_castsi256_pd(v);
+    } else {
+        return v;
+    }
+}
+
+// The max of each lane and the lane `Bytes` bytes further on (rotating within each half).
+template <class T, int Bytes>
+inline __m256i rotate_max(__m256i bits) {
+    return cast_bits(Lanes<T>::max(from_bits<T>(_mm256_alignr_epi8(bits, bits, Bytes)),
+                                   from_bits<T>(bits)));
+}
+
 // The largest number of x[0 .. n), n >= Lanes<T>::width, NaN ignored (-inf when all are NaN).
 template <class T>
 inline T max_run(const T* x, index_t n) {
@@ -122,10 +144,18 @@ inline T max_run(const T* x, index_t n) {
     for (; i + w <= n; i += w) m0 = L::max(L::load(x + i), m0);
     if (i < n) m1 = L::max(L::load(x + n - w), m1);
     m0 = L::max(L::max(m0, m1), L::max(m2, m3));
-    alignas(32) T lanes[32 / sizeof(T)];
-    std::memcpy(lanes, &m0, sizeof(m0));
-    T best = lanes[0];
-    for (index_t k = 1; k < w; ++k) best = lanes[k] > best ? lanes[k] : best;
+    // The lanes' largest (none is NaN), halving by rotations: the two halves, then within
+    // each half by 8, 4, 2 and 1 bytes, down to the element size.
+    __m256i bits = cast_bits(m0);
+    bits = cast_bits(L::max(from_bits<T>(_mm256_permute2x128_si256(bits, bits, 1)), m0));
+    if constexpr (sizeof(T) <= 4) bits = rotate_max<T, 8>(bits);
+    if constexpr (sizeof(T) <= 2) bits = rotate_max<T, 4>(bits);
+    if constexpr (sizeof(T) == 1) bits = rotate_max<T, 2>(bits);
+    if constexpr (sizeof(T) == 8) bits = rotate_max<T, 8>(bits);
+    else if constexpr (sizeof(T) == 4) bits = rotate_max<T, 4>(bits);
+    else bits = rotate_max<T, 1>(bits);
+    T best;
+    std::memcpy(&best, &bits, sizeof(T));
     return best;
 }
 

@@ -1,5 +1,6 @@
-// AVX2 transposes: eight vectors of 32-bit lanes in registers, and square blocks of 4- and
-// 8-byte elements (8x8 and 4x4: one 32-byte vector per row) between rows given by pointers.
+// AVX2 transposes: eight vectors of 32-bit lanes in registers, two 16x16 byte matrices in
+// registers, and square blocks of 4- and 8-byte elements (8x8 and 4x4: one 32-byte vector per
+// row) between rows given by pointers.
 // Only the bits move (shuffles, no arithmetic), so the result is the scalar copy's, NaN
 // payloads included.
 //
@@ -34,6 +35,20 @@ inline void transpose8x8(__m256* m) {
     for (int i = 0; i < 4; ++i) {
         m[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
         m[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
+// Transposes two 16x16 byte matrices at once, one in each 128-bit half of m[0..16): byte c of
+// row r goes to byte r of row c. (Four rounds of byte interleaves of rows i and i + 8 make
+// the transpose.)
+inline void transpose16x16_bytes(__m256i* m) {
+    for (int round = 0; round < 4; ++round) {
+        __m256i t[16];
+        for (int i = 0; i < 8; ++i) {
+            t[2 * i] = _mm256_unpacklo_epi8(m[i], m[i + 8]);
+            t[2 * i + 1] = _mm256_unpackhi_epi8(m[i], m[i + 8]);
+        }
+        for (int i = 0; i < 16; ++i) m[i] = t[i];
     }
 }
 

@@ -1,0 +1,89 @@
+"""Max pooling of tiny planes side by side (core/max_lanes.hpp): planes go into lanes and the
+results out of them by transposes (AVX2: 16x16 byte transposes for int8 / uint8 planes of 16
+or more elements, 8x8 and 4x4 blocks for 4- and 8-byte lanes; 16-bit floats widened first),
+outputs taken out lanes_out_chunk (64) at a time, indices read in place for fewer than eight
+outputs. Plane counts that leave the last group of lanes part-filled, planes below and above
+16 elements, outputs below 8, below 16, and above 64 (two chunks), both index types and
+plane_modulus (axis), against the numpy oracle and the baseline build."""
+
+import numpy as np
+import pytest
+
+import ovpool
+from test_kernels import _add_nan_payloads, _assert_builds_agree_bitwise, _avx2_build
+
+DTYPES = [np.float32, np.float16, "bfloat16", np.float64, np.int8, np.uint8, np.int32, np.int64]
+
+
+def _dtype(name):
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _data(dtype, shape, rng):
+    """Many ties, NaN, whole-NaN planes, signed zeros (floats); the extremes (integers)."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np.int64).astype(dtype)
+        x[rng.random(shape) < 0.3] = info.max
+        x.reshape(-1)[:7] = info.min
+        return x
+    x = rng.integers(-3, 4, size=shape).astype(dtype)
+    x[rng.random(shape) < 0.2] = np.nan
+    x.reshape(shape[0] * shape[1], -1)[-1] = np.nan     # a whole-NaN plane
+    x[x == 0] = -0.0
+    x.reshape(-1)[rng.random(x.size) < 0.1] = 0.0       # +0 ties with -0
+    return x
+
+
+# (plane shape, output size of adaptive pooling): outputs 1, 6, 15, 16, 20 and 99 (> 64).
+ADAPTIVE = [((7, 5), (3, 2)), ((11, 11), (5, 3)), ((4, 3), (2, 1)), ((6, 8), (4, 4)),
+            ((10, 12), (9, 11)), ((3, 4), (1, 1)), ((5, 9), (4, 5)), ((40,), (20,))]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tiny_planes_match_the_oracle(dtype):
+    from reference import ref_adaptive_max_pool, ref_max_pool
+
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(113)
+    for plane, size in ADAPTIVE:
+        for planes in (1, 2 * 17 + 3, 70):   # part-filled groups of 16 and 32 lanes
+            x = _data(dtype, (1, planes) + plane, rng)
+            want, want_index = ref_adaptive_max_pool(x, size)
+            got, got_index = ovpool.adaptive_max_pool(x, size)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8),
+                                          err_msg=f"{plane} {size} {planes}")
+            np.testing.assert_array_equal(got_index, want_index,
+                                          err_msg=f"{plane} {size} {planes}")
+            got32 = ovpool.adaptive_max_pool(x, size, index_element_type="i32")[1]
+            np.testing.assert_array_equal(got32, want_index)
+    # Fixed windows with padding, values alone and indices over the whole tensor (axis 0).
+    x = _data(dtype, (3, 13, 9, 7), rng)
+    for kernel, strides, pads in [((3, 3), (2, 2), (1, 1)), ((2, 4), (1, 3), (0, 2))]:
+        for axis in (0, 2):
+            want, want_index = ref_max_pool(x, kernel, strides, pads, pads, axis=axis)
+            got, got_index = ovpool.max_pool(x, kernel, strides, pads, pads, axis=axis)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+            np.testing.assert_array_equal(got_index, want_index, err_msg=f"{kernel} {axis}")
+        got = ovpool.max_pool(x, kernel, strides, pads, pads, return_indices=False)
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_tiny_planes_keep_the_baseline_bits(monkeypatch):
+    """The transposed lanes (AVX2) against the baseline build's element-by-element copies:
+    NaN payloads, signed zeros, ties, the integer extremes."""
+    rng = np.random.default_rng(127)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.inf], np.float32), size=(2, 37, 10, 12))
+    _add_nan_payloads(x, rng, 0.3)
+    bytes_ = rng.integers(-128, 128, size=(2, 37, 10, 12)).astype(np.int8)
+    bytes_[rng.random(bytes_.shape) < 0.4] = 127
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        run(a) for a in (x, bytes_, bytes_.view(np.uint8), x.astype(np.float64)) for run in (
+            lambda a: ovpool.adaptive_max_pool(a, (9, 11)),
+            lambda a: ovpool.adaptive_max_pool(a, (3, 2), index_element_type="i32"),
+            lambda a: ovpool.max_pool(a, 3, 2, 1, 1, axis=0),
+            lambda a: ovpool.max_pool(a, 3, 2, 1, 1, return_indices=False))])
