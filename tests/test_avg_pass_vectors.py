@@ -1,8 +1,12 @@
 """The separable passes of fixed-window averages (core/average.hpp) on planes too large or too
 few for the plane blocks, through their vector loops: 16-bit float runs widened in registers
 (every float16 / bfloat16 sum of runs), dense sums for 16-bit floats strided two apart along
-rows, and int64 inputs summed in int32 when their range allows. Each must give the oracle's
-values and the same bits in both kernel builds and on any thread count.
+rows, windows strided along rows summed eight rows at a time in columns
+(simd/avg_columns_avx2.hpp: float32 sums of float32 / float16 / bfloat16 rows; groups of
+eight rows and a last group of fewer, rows longer than the columns held at once, wide
+dilations), float16 / bfloat16 averages narrowed eight at a time, and int64 inputs summed in
+int32 when their range allows. Each must give the oracle's values and the same bits in both
+kernel builds and on any thread count.
 """
 
 import numpy as np
@@ -16,7 +20,7 @@ from test_kernels import _assert_random_planes_keep_their_bits
 
 # Few planes (no blocks): 2-D planes of long rows, 1-D rows of odd lengths (vector tails).
 SHAPES_2D = [(1, 3, 72, 61), (1, 2, 19, 37)]
-SHAPES_1D = [(1, 3, 2665), (2, 2, 203)]
+SHAPES_1D = [(1, 3, 2665), (2, 2, 203), (3, 5, 203), (1, 9, 1201)]
 
 # (kernel, strides, pads_begin, pads_end, dilations, rounding)
 WINDOWS_2D = [((3, 3), (1, 3), (0, 0), (1, 1), (1, 1), "ceil"),
@@ -25,7 +29,8 @@ WINDOWS_2D = [((3, 3), (1, 3), (0, 0), (1, 1), (1, 1), "ceil"),
 WINDOWS_1D = [((4,), (2,), (1,), (1,), (3,), "floor"),   # stride 2, dense sums
               ((2,), (2,), (0,), (1,), (1,), "ceil"),    # stride 2, two taps
               ((5,), (1,), (1,), (0,), (1,), "ceil"),    # stride 1: five runs
-              ((7,), (3,), (0,), (0,), (1,), "floor")]   # stride 3, dense sums
+              ((7,), (3,), (0,), (0,), (1,), "floor"),   # stride 3, dense sums
+              ((3,), (4,), (2,), (1,), (97,), "ceil")]  # wide dilation (columns in pieces)
 
 
 def _dtype(name):
@@ -93,7 +98,7 @@ def test_pass_averages_keep_their_bits(monkeypatch, shape):
     monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
     import ml_dtypes
     _assert_random_planes_keep_their_bits(monkeypatch, _pool_all, shape, 59,
-                                          (np.float16, ml_dtypes.bfloat16, np.int64))
+                                          (np.float16, ml_dtypes.bfloat16, np.float32, np.int64))
 
 
 # int8 / uint8 planes of two axes whose passes go last axis first (exact sums in any order,

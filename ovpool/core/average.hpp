@@ -23,6 +23,7 @@
 #include "geometry.hpp"
 #include "types.hpp"
 #include "simd/average_avx2.hpp"
+#include "simd/avg_columns_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -108,6 +109,10 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
     const Src* r1 = first + (M > 1 ? gap : 0);
     const Src* r2 = first + (M > 2 ? 2 * gap : 0);
     const Src* r3 = first + (M > 3 ? 3 * gap : 0);
+    const Src* r4 = first + (M > 4 ? 4 * gap : 0);  // (more than four runs: 16-bit floats)
+    const Src* r5 = first + (M > 5 ? 5 * gap : 0);
+    const Src* r6 = first + (M > 6 ? 6 * gap : 0);
+    const Src* r7 = first + (M > 7 ? 7 * gap : 0);
     index_t i = 0;
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (is_half<Src>::value && std::is_same<A, float>::value) {
@@ -119,6 +124,10 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
             if (M > 1) total = _mm256_add_ps(total, simd::load8_f32(r1 + i));
             if (M > 2) total = _mm256_add_ps(total, simd::load8_f32(r2 + i));
             if (M > 3) total = _mm256_add_ps(total, simd::load8_f32(r3 + i));
+            if (M > 4) total = _mm256_add_ps(total, simd::load8_f32(r4 + i));
+            if (M > 5) total = _mm256_add_ps(total, simd::load8_f32(r5 + i));
+            if (M > 6) total = _mm256_add_ps(total, simd::load8_f32(r6 + i));
+            if (M > 7) total = _mm256_add_ps(total, simd::load8_f32(r7 + i));
             _mm256_storeu_ps(dst + i, total);
         }
     }
@@ -144,6 +153,10 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
         if (M > 1) total = total + load<A>(r1[i]);
         if (M > 2) total = total + load<A>(r2[i]);
         if (M > 3) total = total + load<A>(r3[i]);
+        if (M > 4) total = total + load<A>(r4[i]);
+        if (M > 5) total = total + load<A>(r5[i]);
+        if (M > 6) total = total + load<A>(r6[i]);
+        if (M > 7) total = total + load<A>(r7[i]);
         dst[i] = total;
     }
 }
@@ -169,6 +182,22 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
         for (index_t t = 0; t < rows; ++t) accumulate_row(dst, first + t * gap, n);
         return;
     }
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (is_half<Src>::value) {
+        // 16-bit floats: five to eight runs in one sweep too (each converted as it loads, so
+        // a second sweep would reload and restore dst for little), except long adjacent runs
+        // (below).
+        if (!(gap == n && n >= 64)) {
+            switch (rows) {
+                case 5: sweep_rows<5, false>(dst, first, gap, n); return;
+                case 6: sweep_rows<6, false>(dst, first, gap, n); return;
+                case 7: sweep_rows<7, false>(dst, first, gap, n); return;
+                case 8: sweep_rows<8, false>(dst, first, gap, n); return;
+                default: break;
+            }
+        }
+    }
+#endif
     index_t t = std::min<index_t>(rows, 4);
     sweep_rows<false>(dst, first, gap, t, n);
     if (gap == n && n >= 64) {
@@ -345,6 +374,15 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         }
         return;
     }
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (simd::has_columns<Src, A>) {
+        if (outer >= 4 && simd::columns_suit(w)) {
+            // Strided windows, eight rows at a time in columns (simd/avg_columns_avx2.hpp).
+            simd::columns_last_axis(src, dst, w, outer);
+            return;
+        }
+    }
+#endif
     bool short_windows = true;  // every window summed by sum_window_rows below
     if (std::is_floating_point<A>::value)
         for (index_t j = 0; j < w.out_len && short_windows; ++j) short_windows = w.count[j] < 16;
@@ -558,11 +596,8 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
         // A plain division per element (no branch): vectorises, and matches sum / count.
         index_t i = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-        if constexpr (std::is_same<S, f16>::value) {
-            for (; i + 8 <= n; i += 8) {
-                simd::divide_to_f16x8(sums + i, divisors.real + i,
-                                      reinterpret_cast<std::uint16_t*>(out + i));
-            }
+        if constexpr (is_half<S>::value) {
+            for (; i + 8 <= n; i += 8) simd::divide_to_half8(sums + i, divisors.real + i, out + i);
         }
 #endif
         for (; i < n; ++i) out[i] = store<S>(sums[i] / static_cast<A>(divisors.real[i]));

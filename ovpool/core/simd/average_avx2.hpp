@@ -12,9 +12,9 @@
 // - last_axis_rows8: the windows along the last axis of eight rows of at most eight elements
 //   (small planes), through an 8x8 transpose, so that a tap is one vector addition for eight
 //   rows; each lane adds its taps in the scalar order.
-// - divide_to_f16x8: eight float32 averages rounded to float16 by one F16C instruction (the
-//   scalar store converts one element per instruction and keeps the loop from vectorising);
-//   the same rounding, so the same bits.
+// - divide_to_half8: eight float32 averages rounded to float16 (one F16C instruction) or
+//   bfloat16 (widen.hpp's narrow8) at once (the scalar store converts one element at a time
+//   and keeps the loop from vectorising); the same rounding, so the same bits.
 //
 // Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
 #ifndef OVPOOL_CORE_SIMD_AVERAGE_AVX2_HPP
@@ -27,6 +27,7 @@
 #include "../config.hpp"
 #include "../types.hpp"
 #include "transpose_avx2.hpp"
+#include "widen.hpp"
 
 #if OVPOOL_CORE_HAVE_AVX2
 #include <immintrin.h>
@@ -100,13 +101,13 @@ inline __m256i divide_round_even8(const std::int32_t* sums, const double* real) 
     return _mm256_set_m128i(q1, q0);
 }
 
-// out[0 .. 8) = float16(sums[i] / float(real[i])), rounded to nearest even.
-inline void divide_to_f16x8(const float* sums, const double* real, std::uint16_t* out) {
+// out[0 .. 8) = S(sums[i] / float(real[i])) for 16-bit float storage S (narrow8's rounding).
+template <class S>
+inline void divide_to_half8(const float* sums, const double* real, S* out) {
     __m256 divisor = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(real + 4)),
                                      _mm256_cvtpd_ps(_mm256_loadu_pd(real)));
     __m256 average = _mm256_div_ps(_mm256_loadu_ps(sums), divisor);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
-                     _mm256_cvtps_ph(average, _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), narrow8<S>(average));
 }
 
 // Eight inputs as int32 lanes (64-bit inputs: their low halves, for values that fit).

@@ -49,34 +49,41 @@ inline void widen_row(const S* src, float* dst, index_t n) {
     for (; i < n; ++i) dst[i] = load<float>(src[i]);
 }
 
+#if OVPOOL_CORE_HAVE_AVX2
+// Eight float32 values narrowed to float16 or bfloat16 storage bits: float16 by the F16C
+// instruction behind its scalar store<f16> (same rounding); bfloat16 by f32_to_bf16's steps on
+// eight lanes (round to nearest even, a NaN kept a quiet NaN of the same high bits).
+template <class S>
+inline __m128i narrow8(__m256 value) {
+    static_assert(is_half_float<S>, "narrow8 gives float16 or bfloat16 storage");
+    if constexpr (std::is_same<S, f16>::value) {
+        return _mm256_cvtps_ph(value, _MM_FROUND_TO_NEAREST_INT);
+    } else {
+        const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), infinity = _mm256_set1_epi32(0x7f800000);
+        const __m256i one = _mm256_set1_epi32(1), round = _mm256_set1_epi32(0x7fff);
+        const __m256i quiet = _mm256_set1_epi32(0x40);
+        __m256i u = _mm256_castps_si256(value);
+        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, magnitude), infinity);
+        __m256i even = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
+        __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(round, even)), 16);
+        __m256i quieted = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
+        __m256i bits = _mm256_blendv_epi8(rounded, quieted, nan);
+        // (each lane below 2^16: the unsigned saturating pack keeps it)
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(bits, bits), 0x08);
+        return _mm256_castsi256_si128(packed);
+    }
+}
+#endif
+
 // dst[0 .. n) = store<S>(src[i]): float32 results back to storage S. float16 and bfloat16 go
-// eight at a time in the AVX2 build (float16: the F16C instruction behind its scalar
-// store<f16>, same rounding; bfloat16: f32_to_bf16's steps on eight lanes); everything else
-// one by one.
+// eight at a time in the AVX2 build (narrow8); everything else one by one.
 template <class S, class A>
 inline void narrow_row(const A* src, S* dst, index_t n) {
     index_t i = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (std::is_same<S, f16>::value && std::is_same<A, float>::value) {
+    if constexpr (is_half_float<S> && std::is_same<A, float>::value) {
         for (; i + 8 <= n; i += 8) {
-            __m128i bits = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), bits);
-        }
-    }
-    if constexpr (std::is_same<S, bf16>::value && std::is_same<A, float>::value) {
-        const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), infinity = _mm256_set1_epi32(0x7f800000);
-        const __m256i one = _mm256_set1_epi32(1), round = _mm256_set1_epi32(0x7fff);
-        const __m256i quiet = _mm256_set1_epi32(0x40);
-        for (; i + 8 <= n; i += 8) {
-            __m256i u = _mm256_castps_si256(_mm256_loadu_ps(src + i));
-            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, magnitude), infinity);
-            __m256i even = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-            __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(round, even)), 16);
-            __m256i quieted = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
-            __m256i bits = _mm256_blendv_epi8(rounded, quieted, nan);
-            // (each lane below 2^16: the unsigned saturating pack keeps it)
-            __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(bits, bits), 0x08);
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_castsi256_si128(packed));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), narrow8<S>(_mm256_loadu_ps(src + i)));
         }
     }
 #endif
