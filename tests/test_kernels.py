@@ -381,6 +381,44 @@ def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
         _assert_windows_match(_max_pool_input(rng, dtype, shape, 25), windows)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.int32, np.float64])
+def test_tap_code_edge_columns_match_the_oracle(dtype):
+    """Last-axis edge windows (cut by padding or the row's end) of blocks of 16 rows and more
+    (planes of 16 rows and more: such blocks for any thread count), reduced column by column:
+    32-bit values (float16 and bfloat16 widened first) copy their columns in, and the results
+    of groups of eight windows or more out, eight rows by eight columns at a time (AVX2
+    builds), the other rows one by one. Row counts that are and are not multiples of eight;
+    rows shorter than eight (no vector copy) and longer; edge groups of more than eight
+    windows (several column blocks), of fewer, and rows of edge windows only; stride 1 (in
+    place) and strides 2 and 3 (phased rows and picked runs); dilated windows; empty windows;
+    ties, NaN, all-NaN windows, signed zeros; int64 and int32 indices."""
+    rng = np.random.default_rng(67)
+    for shape, windows in [
+            ((1, 4, 21, 30), [((1, 12), 1, (0, 11), (0, 11), 1),
+                             ((2, 3), (1, 1), (1, 3), (0, 2), (1, 3)),
+                             ((1, 4), (1, 2), (0, 3), (0, 3), (1, 2)),
+                             ((2, 5), (2, 3), (0, 4), (1, 4), (1, 1))]),
+            ((2, 2, 19, 7), [((1, 9), 1, (0, 8), (0, 8), 1), ((2, 3), (1, 2), 1, 1, (1, 2))]),
+            ((1, 2, 16, 45), [((1, 10), 1, (0, 9), (0, 9), (1, 2)),
+                              ((3, 2), (1, 1), (1, 1), (1, 1), 1)])]:
+        _assert_windows_match(_max_pool_input(rng, dtype, shape, 20), windows)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_tap_code_edge_columns_keep_their_bits(monkeypatch):
+    """Signed zeros and NaN payloads through the last-axis edge windows of many rows (copied
+    eight rows by eight columns at a time in AVX2 builds): the same bits and indices from both
+    builds."""
+    rng = np.random.default_rng(71)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0], np.float32), size=(2, 3, 13, 35))
+    _add_nan_payloads(x, rng, 0.3)
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(v, k, s, p, p, dilations=d, rounding_type="ceil_torch")
+        for v in (x, x.astype(np.float16))
+        for k, s, p, d in [((1, 12), 1, (0, 11), 1), ((2, 3), (1, 3), 1, (1, 2)),
+                           ((1, 4), 1, (0, 3), (1, 3))]])
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_tap_code_table_indices_match_the_oracle(dtype):
     """One-byte values whose tap codes are looked up in a table (the winner's offset does not

@@ -80,6 +80,7 @@ struct CodedPlan {
     std::vector<std::int64_t> rel;      // code -> offset from the window's first tap (empty:
                                         // the codes are those offsets, see coded_radix_offsets)
     std::vector<index_t> empty_last;    // last-axis windows without taps
+    index_t edges = 1;                  // last-axis windows outside [lo, hi) (at least 1)
 
     // Elements of each of the value and code scratch areas of one worker.
     index_t scratch() const { return run + 2 * buffer; }
@@ -168,6 +169,7 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
         if (j >= h.out_len) break;
         if (h.count[j] == 0) p.empty_last.push_back(j);
     }
+    p.edges = std::max<index_t>(1, std::min(h.lo, h.out_len) + h.out_len - std::max(h.hi, h.lo));
     p.in_place = h.step == 1 && h.out_len <= h.length && h.hi > h.lo;
     // (One-byte values, and rows shorter than 32 elements: the run of every stride-1
     // window, then the pick, measured faster than their phases; rows of 13 and 6 took 26% and
@@ -196,9 +198,9 @@ inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
         after *= g.output[a];
         p.buffer = std::max(p.buffer, before * after);
     }
-    // The runs: at most the block's planes (last axis, then one value per row for its edge
-    // windows) or a pass's input (the others).
-    p.run = std::max(block * g.in_plane + block * (g.in_plane / h.length), p.buffer);
+    // The runs: at most the block's planes (last axis, then the rows of its edge windows'
+    // results) or a pass's input (the others).
+    p.run = std::max(block * g.in_plane + block * (g.in_plane / h.length) * p.edges, p.buffer);
     if (p.phased) p.run = std::max(p.run, block * (g.in_plane / h.length) * h.step * p.pitch);
 }
 
@@ -278,6 +280,20 @@ inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, in
         coded_first(d, c, r, rc, U{0}, n);
         return;
     }
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<Src, float>::value && std::is_same<A, float>::value &&
+                  std::is_same<U, std::uint32_t>::value) {
+        // (Eight entries at a time, every tap in registers: the same comparisons in the same
+        // order, without storing and reloading the running winners at every tap.)
+        auto offset = [gap](index_t t) { return t * gap; };
+        if (rc != nullptr) {
+            simd::coded_taps8<true>(d, c, r, rc, taps, offset, static_cast<U>(place), n);
+        } else {
+            simd::coded_taps8<false>(d, c, r, rc, taps, offset, static_cast<U>(place), n);
+        }
+        return;
+    }
+#endif
     coded_first2(d, c, r, r + gap, rc, rc != nullptr ? rc + gap : nullptr,
                        static_cast<U>(place), n);
     for (index_t t = 2; t < taps; ++t) {
@@ -313,30 +329,59 @@ inline void coded_row_windows(const Src* row, A* d, U* c, const AxisTable& w, in
 
 // Edge windows first .. last-1 of the last axis for all rows at once: the columns they read
 // are copied column-major into `columns` (so that each tap of a window is one contiguous run
-// over the rows), reduced as the other passes reduce, and the results (via `best`, `code`:
-// one entry per row) written into d, c.
+// over the rows), reduced as the other passes reduce into `best`, `code` (window j's rows at
+// (j - first) * rows), and written into d, c (32-bit values and codes under AVX2: the copy in,
+// and the copy out of eight windows or more, eight rows by eight columns at a time, transposed
+// in registers).
 template <class Src, class A, class U>
 void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
                         const AxisTable& h, index_t first, index_t last, index_t place,
                         A* columns, A* best, U* code, A empty_value) {
+    if (first >= last) return;
     index_t lo = h.length, hi = 0;
     for (index_t j = first; j < last; ++j) {
         if (h.count[j] == 0) continue;
         lo = std::min(lo, h.begin[j]);
         hi = std::max(hi, h.begin[j] + (h.count[j] - 1) * h.dil + 1);
     }
-    for (index_t o = 0; o < rows && lo < hi; ++o) {
+    index_t o = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    constexpr bool words = sizeof(Src) == 4 && std::is_same<Src, A>::value;
+    if constexpr (words) {
+        if (lo < hi && h.length >= 8) {
+            o = simd::columns_of_rows8(reinterpret_cast<const float*>(x),
+                                       reinterpret_cast<float*>(columns), rows, h.length, lo, hi);
+        }
+    }
+#endif
+    for (; o < rows && lo < hi; ++o) {
         const Src* row = x + o * h.length;
         for (index_t k = lo; k < hi; ++k) columns[(k - lo) * rows + o] = load<A>(row[k]);
     }
     for (index_t j = first; j < last; ++j) {
         index_t from = h.count[j] > 0 ? (h.begin[j] - lo) * rows : 0;
-        coded_window(best, code, static_cast<const A*>(columns + from),
-                     static_cast<const U*>(nullptr), h.count[j], h.dil * rows, place, rows,
-                     empty_value);
-        for (index_t o = 0; o < rows; ++o) {
-            d[o * pitch + j] = best[o];
-            c[o * pitch + j] = code[o];
+        coded_window(best + (j - first) * rows, code + (j - first) * rows,
+                     static_cast<const A*>(columns + from), static_cast<const U*>(nullptr),
+                     h.count[j], h.dil * rows, place, rows, empty_value);
+    }
+    o = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (words) {
+        // (Groups of fewer than eight windows measured faster by the loop below.)
+        if (last - first >= 8) {
+            o = simd::rows_of_columns8(reinterpret_cast<const float*>(best),
+                                       reinterpret_cast<float*>(d + first), rows, pitch,
+                                       last - first);
+            simd::rows_of_columns8(reinterpret_cast<const float*>(code),
+                                   reinterpret_cast<float*>(c + first), rows, pitch,
+                                   last - first);
+        }
+    }
+#endif
+    for (index_t j = first; j < last; ++j) {
+        for (index_t r = o; r < rows; ++r) {
+            d[r * pitch + j] = best[(j - first) * rows + r];
+            c[r * pitch + j] = code[(j - first) * rows + r];
         }
     }
 }
@@ -347,6 +392,20 @@ template <index_t Step, class A, class U>
 void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_t rows,
                      const AxisTable& h, index_t pitch) {
     const index_t step = Step > 0 ? Step : h.step, n = h.hi - h.lo;
+    if (n < 8) {
+        // (Few windows a row: one window of every row at a time, rather than loops of n.)
+        for (index_t j = 0; j < n; ++j) {
+            const A* from = run_values + j * step;
+            const U* from_code = run_codes + j * step;
+            A* to = d + h.lo + j;
+            U* to_code = c + h.lo + j;
+            for (index_t o = 0; o < rows; ++o) {
+                to[o * pitch] = from[o * h.length];
+                to_code[o * pitch] = from_code[o * h.length];
+            }
+        }
+        return;
+    }
     for (index_t o = 0; o < rows; ++o) {
         const A* from = run_values + o * h.length;
         const U* from_code = run_codes + o * h.length;
@@ -372,12 +431,29 @@ void coded_phases(const Src* x, A* phases, index_t rows, index_t width, index_t 
     for (index_t o = 0; o < rows; ++o) {
         const Src* row = x + o * width;
         A* to = phases + o * pitch;
-        for (index_t j = 0; j < full; ++j) {
+        index_t j = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        // (32-bit elements, eight groups at a time: permuted out of vectors.)
+        if constexpr (Step > 0 && sizeof(Src) == 4 && std::is_same<Src, A>::value) {
+            if (full >= 8) {
+                simd::row_phases8<static_cast<int>(Step)>(reinterpret_cast<const float*>(row),
+                                                          reinterpret_cast<float*>(to), block,
+                                                          full);
+                j = full;
+            }
+        }
+#endif
+        for (; j < full; ++j) {
             for (index_t q = 0; q < step; ++q) to[q * block + j] = load<A>(row[j * step + q]);
         }
-        for (index_t q = 0; q < step; ++q) {
-            for (index_t j = full; j < pitch; ++j) {
-                to[q * block + j] = j * step + q < width ? load<A>(row[j * step + q]) : fill;
+        // The partial group (full * step + q < width), then the fill.
+        if (full < pitch) {
+            for (index_t q = 0; q < step; ++q) {
+                to[q * block + full] = full * step + q < width ? load<A>(row[full * step + q])
+                                                               : fill;
+            }
+            for (index_t j = full + 1; j < pitch; ++j) {
+                for (index_t q = 0; q < step; ++q) to[q * block + j] = fill;
             }
         }
     }
@@ -404,6 +480,19 @@ void coded_phased_rows(const Src* x, A* d, U* c, A* phases, index_t rows, const 
         return phases + (at % h.step) * rows * pitch + at / h.step;
     };
     const index_t n = (rows - 1) * pitch + (h.hi - h.lo);
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<A, float>::value && std::is_same<U, std::uint32_t>::value) {
+        // (Eight entries at a time, every tap in registers, as in coded_window.)
+        const A* first = tap(0);
+        std::vector<index_t> offsets(static_cast<std::size_t>(h.taps));
+        for (index_t t = 0; t < h.taps; ++t) offsets[t] = tap(t) - first;
+        const index_t* at = offsets.data();
+        auto offset = [at](index_t t) { return at[t]; };
+        simd::coded_taps8<false>(d + h.lo, c + h.lo, first, static_cast<const U*>(nullptr),
+                                 h.taps, offset, static_cast<U>(place), n);
+        return;
+    }
+#endif
     coded_first2(d + h.lo, c + h.lo, tap(0), tap(1), static_cast<const U*>(nullptr),
                  static_cast<const U*>(nullptr), static_cast<U>(place), n);
     for (index_t t = 2; t < h.taps; ++t) {
@@ -457,9 +546,11 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
     }
     index_t left = std::min(h.lo, h.out_len), right = std::max(h.hi, h.lo);
     if (rows >= coded_edge_rows) {
-        // (The run buffer is free again: the run has been consumed.)
-        A* best = run_values + plan.run - rows;
-        U* code = run_codes + plan.run - rows;
+        // (The run buffer is free again: the run has been consumed. The columns take at
+        // most rows * W elements from its start, the results the edge windows' rows from its
+        // end.)
+        A* best = run_values + plan.run - rows * plan.edges;
+        U* code = run_codes + plan.run - rows * plan.edges;
         coded_edge_columns(x, d, c, rows, pitch, h, 0, left, place, run_values, best, code,
                            empty_value);
         coded_edge_columns(x, d, c, rows, pitch, h, right, h.out_len, place, run_values, best,

@@ -20,6 +20,7 @@
 #include <immintrin.h>
 
 #include "rows_avx2.hpp"
+#include "transpose_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -129,6 +130,138 @@ inline void max_windows_by_tap8(const float* row, const std::int32_t* row_offset
         }
         store_windows8(best + j, best_offset + j, value, index, lanes);
     }
+}
+
+// Eight entries of coded_taps8 from entry i on (Full: all eight; else the lanes of mask).
+template <bool Codes, bool Full, class Offset>
+inline void coded_taps8_at(float* d, std::uint32_t* c, const float* r, const std::uint32_t* rc,
+                           index_t taps, Offset offset, std::uint32_t place, index_t i,
+                           __m256i mask) {
+    auto values = [&](const float* at) {
+        return Full ? _mm256_loadu_ps(at) : _mm256_maskload_ps(at, mask);
+    };
+    auto codes = [&](const std::uint32_t* at) {
+        const int* p = reinterpret_cast<const int*>(at);
+        return Full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                    : _mm256_maskload_epi32(p, mask);
+    };
+    __m256 best = values(r + i);
+    __m256i code = Codes ? codes(rc + i) : _mm256_setzero_si256();
+    for (index_t t = 1; t < taps; ++t) {
+        const __m256 value = values(r + i + offset(t));
+        const __m256i add = _mm256_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(t) * place));
+        const __m256i candidate = Codes ? _mm256_add_epi32(codes(rc + i + offset(t)), add) : add;
+        // replaces: !(value <= best) and value not NaN.
+        const __m256 better = _mm256_and_ps(_mm256_cmp_ps(value, best, _CMP_NLE_UQ),
+                                            _mm256_cmp_ps(value, value, _CMP_ORD_Q));
+        best = _mm256_blendv_ps(best, value, better);
+        code = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(code),
+                                                    _mm256_castsi256_ps(candidate), better));
+    }
+    if (Full) {
+        _mm256_storeu_ps(d + i, best);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i), code);
+    } else {
+        _mm256_maskstore_ps(d + i, mask, best);
+        _mm256_maskstore_epi32(reinterpret_cast<int*>(c + i), mask, code);
+    }
+}
+
+// max_coded.hpp's coded_window for float32 values and uint32 codes (taps >= 1): d[i], c[i]
+// for i in [0, n) get the winner among the taps r[i + offset(t)], t in [0, taps) (offset(0)
+// is 0), under replaces, and its code rc[i + offset(t)] + t * place (rc null: t * place).
+// Eight entries at a time with every tap in registers (the tail masked): the taps are
+// compared in the scalar loops' order, so each entry gets the same winner.
+template <bool Codes, class Offset>
+inline void coded_taps8(float* d, std::uint32_t* c, const float* r, const std::uint32_t* rc,
+                        index_t taps, Offset offset, std::uint32_t place, index_t n) {
+    index_t i = 0;
+    const __m256i all = _mm256_set1_epi32(-1);
+    for (; i + 8 <= n; i += 8) {
+        coded_taps8_at<Codes, true>(d, c, r, rc, taps, offset, place, i, all);
+    }
+    if (i < n) {
+        coded_taps8_at<Codes, false>(d, c, r, rc, taps, offset, place, i, lanes_below(n - i));
+    }
+}
+
+// The phases of 8 consecutive groups of S 32-bit elements at `from` (max_coded.hpp's
+// coded_phases): phase q (elements q, q + S, ..., q + 7S) stored at to + q * block. Each
+// phase's lanes are permuted out of the S loaded vectors and blended together; a copy, so
+// the bits are the scalar loop's.
+template <int S>
+inline void phases8(const float* from, float* to, index_t block) {
+    static_assert(S >= 2 && S <= 8, "one to eight vectors per phase");
+    __m256 in[S];
+    for (int v = 0; v < S; ++v) in[v] = _mm256_loadu_ps(from + 8 * v);
+    const __m256i lane = _mm256_setr_epi32(0, S, 2 * S, 3 * S, 4 * S, 5 * S, 6 * S, 7 * S);
+    for (int q = 0; q < S; ++q) {
+        const __m256i at = _mm256_add_epi32(lane, _mm256_set1_epi32(q));
+        const __m256i within = _mm256_and_si256(at, _mm256_set1_epi32(7));
+        const __m256i vector = _mm256_srli_epi32(at, 3);
+        __m256 phase = _mm256_permutevar8x32_ps(in[0], within);
+        for (int v = 1; v < S; ++v) {
+            __m256 mine = _mm256_castsi256_ps(_mm256_cmpeq_epi32(vector, _mm256_set1_epi32(v)));
+            phase = _mm256_blendv_ps(phase, _mm256_permutevar8x32_ps(in[v], within), mine);
+        }
+        _mm256_storeu_ps(to + q * block, phase);
+    }
+}
+
+// Groups j in [0, full) of a row of 32-bit elements split into phases as above (full >= 8:
+// the last eight groups overlap the ones before, rewriting the same values).
+template <int S>
+inline void row_phases8(const float* row, float* to, index_t block, index_t full) {
+    index_t j = 0;
+    for (; j + 8 <= full; j += 8) phases8<S>(row + j * S, to + j, block);
+    if (j < full) phases8<S>(row + (full - 8) * S, to + full - 8, block);
+}
+
+// columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
+// rows - rows % 8 (returned; the rest is the caller's), 32-bit elements, width >= 8: eight
+// rows by eight columns at a time through transpose_block, each row read in bounds (the last
+// block of columns starts at most at width - 8; columns outside [lo, hi) or already written
+// go to a spare row).
+inline index_t columns_of_rows8(const float* x, float* columns, index_t rows, index_t width,
+                                index_t lo, index_t hi) {
+    alignas(32) float spare[8];
+    const void* src[8];
+    void* dst[8];
+    index_t o = 0;
+    for (; o + 8 <= rows; o += 8) {
+        for (index_t c = lo; c < hi; c += 8) {
+            const index_t at = std::min(c, width - 8), end = std::min(c + 8, hi);
+            for (index_t k = 0; k < 8; ++k) {
+                src[k] = x + (o + k) * width + at;
+                dst[k] = at + k >= c && at + k < end ? columns + (at + k - lo) * rows + o
+                                                     : static_cast<void*>(spare);
+            }
+            transpose_block<4>(src, dst);
+        }
+    }
+    return o;
+}
+
+// d[o * pitch + i] = from[i * rows + o] for i in [0, n) and the rows o below rows - rows % 8
+// (returned; the rest is the caller's), 32-bit elements: eight rows by eight columns at a
+// time, transposed in registers and stored with a mask (only d's entries i < n change).
+inline index_t rows_of_columns8(const float* from, float* d, index_t rows, index_t pitch,
+                                index_t n) {
+    index_t o = 0;
+    for (; o + 8 <= rows; o += 8) {
+        for (index_t i = 0; i < n; i += 8) {
+            const index_t lanes = std::min<index_t>(n - i, 8);
+            __m256 m[8];
+            for (index_t k = 0; k < 8; ++k) {
+                // (Rows past the n columns: any column, never stored.)
+                m[k] = _mm256_loadu_ps(from + (i + std::min(k, lanes - 1)) * rows + o);
+            }
+            transpose8x8(m);
+            const __m256i mask = lanes_below(lanes);
+            for (index_t k = 0; k < 8; ++k) _mm256_maskstore_ps(d + (o + k) * pitch + i, mask, m[k]);
+        }
+    }
+    return o;
 }
 
 // index[j] = start + begin[j] + rel[code[j]] for j in [0, n - n % 8) (the rest is the
