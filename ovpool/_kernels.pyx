@@ -232,6 +232,50 @@ cdef int hold_packed(Held* held, object tables, const ptrdiff_t** packed) except
     return 0
 
 
+# One kernel call's arguments besides its arrays, so one dtype ladder (run_kind) serves
+# average and max pooling.
+cdef struct Call:
+    bint is_max
+    Py_ssize_t planes
+    const ptrdiff_t* packed
+    const int64_t* divisor         # average: each window's divisor
+    const double* divisor_real     # ... as floats
+    int64_t* index64               # max: the index outputs (at most one, or none)
+    int32_t* index32
+    int64_t plane_modulus
+    int64_t offset_modulus
+    double empty_value
+    int num_threads
+
+
+cdef int run_call(const core_t* x, core_t* out, const Call* call) except -1:
+    if call.is_max:
+        return run_max(x, out, call.planes, call.packed, call.index64, call.index32,
+                       call.plane_modulus, call.offset_modulus, call.empty_value,
+                       call.num_threads)
+    return run_avg(x, out, call.planes, call.packed, call.divisor, call.divisor_real,
+                   call.num_threads)
+
+
+cdef int run_kind(int kind, const void* x, void* out, const Call* call) except -1:
+    """``call`` on ``x`` and ``out`` as the core's type of storage ``kind``."""
+    if kind == KIND_FLOAT32:
+        return run_call(<const float*> x, <float*> out, call)
+    if kind == KIND_FLOAT64:
+        return run_call(<const double*> x, <double*> out, call)
+    if kind == KIND_INT8:
+        return run_call(<const int8_t*> x, <int8_t*> out, call)
+    if kind == KIND_UINT8:
+        return run_call(<const uint8_t*> x, <uint8_t*> out, call)
+    if kind == KIND_INT32:
+        return run_call(<const int32_t*> x, <int32_t*> out, call)
+    if kind == KIND_INT64:
+        return run_call(<const int64_t*> x, <int64_t*> out, call)
+    if kind == KIND_BFLOAT16:
+        return run_call(<const bf16*> x, <bf16*> out, call)
+    return run_call(<const f16*> x, <f16*> out, call)
+
+
 def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t planes,
                     Py_ssize_t in_plane, Py_ssize_t out_plane, int num_threads):
     """Average-pool ``planes`` planes of ``in_plane`` elements of ``x`` into ``out``
@@ -252,6 +296,8 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t 
     cdef const ptrdiff_t* packed
     cdef const int64_t* count
     cdef const double* real
+    cdef Call call
+    call.is_max = False
     if size == 0 or planes < 1:
         raise ValueError(f"ovpool kernels: storage kind {kind}, {planes} planes")
     try:
@@ -260,22 +306,12 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t 
         hold_packed(&held, tables, &packed)
         hold(&held, divisor, False, 8, out_plane, "divisor", <void**> &count)
         hold(&held, divisor_real, False, 8, out_plane, "divisor_real", <void**> &real)
-        if kind == KIND_FLOAT32:
-            run_avg(<const float*> xp, <float*> op, planes, packed, count, real, num_threads)
-        elif kind == KIND_FLOAT64:
-            run_avg(<const double*> xp, <double*> op, planes, packed, count, real, num_threads)
-        elif kind == KIND_INT8:
-            run_avg(<const int8_t*> xp, <int8_t*> op, planes, packed, count, real, num_threads)
-        elif kind == KIND_UINT8:
-            run_avg(<const uint8_t*> xp, <uint8_t*> op, planes, packed, count, real, num_threads)
-        elif kind == KIND_INT32:
-            run_avg(<const int32_t*> xp, <int32_t*> op, planes, packed, count, real, num_threads)
-        elif kind == KIND_INT64:
-            run_avg(<const int64_t*> xp, <int64_t*> op, planes, packed, count, real, num_threads)
-        elif kind == KIND_BFLOAT16:
-            run_avg(<const bf16*> xp, <bf16*> op, planes, packed, count, real, num_threads)
-        else:
-            run_avg(<const f16*> xp, <f16*> op, planes, packed, count, real, num_threads)
+        call.planes = planes
+        call.packed = packed
+        call.divisor = count
+        call.divisor_real = real
+        call.num_threads = num_threads
+        run_kind(kind, xp, op, &call)
     finally:
         release(&held)
 
@@ -300,6 +336,7 @@ def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value
     cdef const ptrdiff_t* packed
     cdef int64_t* index64 = NULL
     cdef int32_t* index32 = NULL
+    cdef Call call
     if size == 0 or planes < 1:
         raise ValueError(f"ovpool kernels: storage kind {kind}, {planes} planes")
     try:
@@ -314,29 +351,15 @@ def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value
                  <void**> &index32)
         if index64 != NULL and index32 != NULL:
             raise ValueError("ovpool kernels: at most one of out_index64 and out_index32")
-        if kind == KIND_FLOAT32:
-            run_max(<const float*> xp, <float*> op, planes, packed, index64, index32,
-                    plane_modulus, offset_modulus, empty_value, num_threads)
-        elif kind == KIND_FLOAT64:
-            run_max(<const double*> xp, <double*> op, planes, packed, index64, index32,
-                    plane_modulus, offset_modulus, empty_value, num_threads)
-        elif kind == KIND_INT8:
-            run_max(<const int8_t*> xp, <int8_t*> op, planes, packed, index64, index32,
-                    plane_modulus, offset_modulus, empty_value, num_threads)
-        elif kind == KIND_UINT8:
-            run_max(<const uint8_t*> xp, <uint8_t*> op, planes, packed, index64, index32,
-                    plane_modulus, offset_modulus, empty_value, num_threads)
-        elif kind == KIND_INT32:
-            run_max(<const int32_t*> xp, <int32_t*> op, planes, packed, index64, index32,
-                    plane_modulus, offset_modulus, empty_value, num_threads)
-        elif kind == KIND_INT64:
-            run_max(<const int64_t*> xp, <int64_t*> op, planes, packed, index64, index32,
-                    plane_modulus, offset_modulus, empty_value, num_threads)
-        elif kind == KIND_BFLOAT16:
-            run_max(<const bf16*> xp, <bf16*> op, planes, packed, index64, index32,
-                    plane_modulus, offset_modulus, empty_value, num_threads)
-        else:
-            run_max(<const f16*> xp, <f16*> op, planes, packed, index64, index32,
-                    plane_modulus, offset_modulus, empty_value, num_threads)
+        call.is_max = True
+        call.planes = planes
+        call.packed = packed
+        call.index64 = index64
+        call.index32 = index32
+        call.plane_modulus = plane_modulus
+        call.offset_modulus = offset_modulus
+        call.empty_value = empty_value
+        call.num_threads = num_threads
+        run_kind(kind, xp, op, &call)
     finally:
         release(&held)
