@@ -25,8 +25,10 @@
 // stride of 2 or more and windows of 2 or more taps, each row is first split into its `step`
 // phases (elements q, q + step, ...), after which every tap of the strided windows is one flat
 // run over the phases of all rows (coded_phased_rows; values of one byte instead take the
-// run of every stride-1 window and pick the strided ones). Along the other axes, stride-1
-// windows also form one flat run per tap.
+// run of every stride-1 window and pick the strided ones). Irregular (adaptive) windows along
+// the last axis take one flat run of every stride-1 window per tap count and are picked from
+// those (coded_counted_rows). Along the other axes, stride-1 windows also form one flat run
+// per tap.
 #ifndef OVPOOL_CORE_MAX_CODED_HPP
 #define OVPOOL_CORE_MAX_CODED_HPP
 
@@ -67,6 +69,10 @@ constexpr index_t coded_edge_rows = 16;
 // Largest table of codes a plan builds (windows of more taps go by max_plane).
 constexpr index_t coded_max_codes = index_t{1} << 20;
 
+// Most distinct tap counts an irregular last axis may have to be pooled by coded_counted_rows
+// (one flat run per count).
+constexpr index_t coded_count_runs = 4;
+
 // What max_plane_coded needs besides the Geometry, computed once per call.
 struct CodedPlan {
     bool usable = false;
@@ -81,6 +87,12 @@ struct CodedPlan {
                                         // the codes are those offsets, see coded_radix_offsets)
     std::vector<index_t> empty_last;    // last-axis windows without taps
     index_t edges = 1;                  // last-axis windows outside [lo, hi) (at least 1)
+    // Irregular last axis (coded_counted_rows): runs of count_min .. count_min + count_runs - 1
+    // taps, count_stride apart in the run buffer; window j is read at pick[j] of its row's
+    // stretch of them.
+    bool counted = false;
+    index_t count_min = 0, count_runs = 0, count_stride = 0;
+    std::vector<index_t> pick;
 
     // Elements of each of the value and code scratch areas of one worker.
     index_t scratch() const { return run + 2 * buffer; }
@@ -176,6 +188,25 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
     // 16% more instructions through the phases.)
     p.phased = !p.in_place && h.step >= 2 && h.taps >= 2 && h.hi > h.lo && bytes >= 2 &&
                h.length >= 32;
+    // Irregular last axes (adaptive windows: mostly outside any regular interior run) whose
+    // windows are short enough for flat runs of every window to cost less than reading each
+    // window on its own: at most coded_count_runs distinct tap counts, the longest at most a
+    // vector of entries (at least 4); a run computes (taps / lanes) vector steps per element
+    // where a window read on its own costs a scalar step per tap.
+    if (!p.in_place && !p.phased && 2 * std::max<index_t>(h.hi - h.lo, 0) < h.out_len) {
+        index_t shortest = h.length + 1, longest = 0;
+        for (index_t j = 0; j < h.out_len; ++j) {
+            if (h.count[j] == 0) continue;
+            shortest = std::min(shortest, h.count[j]);
+            longest = std::max(longest, h.count[j]);
+        }
+        if (longest > 0 && longest - shortest < coded_count_runs &&
+            longest <= std::max<index_t>(4, 32 / bytes)) {
+            p.counted = true;
+            p.count_min = shortest;
+            p.count_runs = longest - shortest + 1;
+        }
+    }
     // (Phased: each row's phases hold ceil(W / step) elements at the pitch.)
     p.pitch = p.in_place ? h.length
                          : p.phased ? std::max(h.out_len, (h.length + h.step - 1) / h.step)
@@ -202,6 +233,14 @@ inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
     // results) or a pass's input (the others).
     p.run = std::max(block * g.in_plane + block * (g.in_plane / h.length) * p.edges, p.buffer);
     if (p.phased) p.run = std::max(p.run, block * (g.in_plane / h.length) * h.step * p.pitch);
+    if (p.counted) {
+        p.count_stride = block * g.in_plane;
+        p.run = std::max(p.run, p.count_runs * p.count_stride);
+        p.pick.assign(static_cast<std::size_t>(h.out_len), 0);
+        for (index_t j = 0; j < h.out_len; ++j) {
+            if (h.count[j] > 0) p.pick[j] = (h.count[j] - p.count_min) * p.count_stride + h.begin[j];
+        }
+    }
 }
 
 
@@ -501,13 +540,79 @@ void coded_phased_rows(const Src* x, A* d, U* c, A* phases, index_t rows, const 
     }
 }
 
+// d[i], c[i] = the later tap r[i] (code add) where it beats prev[i], else prev[i], pc[i].
+template <class Src, class A, class U>
+inline void coded_extend(A* d, U* c, const A* prev, const U* pc, const Src* r, U add, index_t n) {
+    for (index_t i = 0; i < n; ++i) {
+        // (Both earlier entries read whether or not they win, so that the loop has no
+        // conditional load and vectorises.)
+        A value = load<A>(r[i]);
+        A best = prev[i];
+        U code = pc[i];
+        bool better = replaces(value, best);
+        d[i] = better ? value : best;
+        c[i] = better ? add : code;
+    }
+}
+
+// An irregular last axis (plan.counted: adaptive windows, with no interior run that one flat
+// strided run could read): for each tap count k of its windows, every stride-1 window of k taps
+// at every position of the block's rows, as one flat run (the run of k + 1 taps is the run of
+// k extended by one tap, so each count costs one vector sweep); then each window is picked
+// from the run of its count at its first tap. Positions whose windows would cross a row's end
+// are computed too but never picked. Taps combine in window order, as everywhere.
+template <class Src, class A, class U>
+void coded_counted_rows(const Src* x, A* d, U* c, A* run_values, U* run_codes, index_t rows,
+                        const AxisTable& h, const CodedPlan& plan, index_t place,
+                        A empty_value) {
+    const index_t width = h.length, pitch = plan.pitch, total = rows * width;
+    const index_t stride = plan.count_stride;
+    for (index_t k = 0; k < plan.count_runs; ++k) {
+        // (A window of `taps` taps fits in a row, so n >= 1.)
+        const index_t taps = plan.count_min + k, n = total - (taps - 1) * h.dil;
+        A* rv = run_values + k * stride;
+        U* rc = run_codes + k * stride;
+        if (k == 0) {
+            coded_window(rv, rc, x, static_cast<const U*>(nullptr), taps, h.dil, place, n,
+                         empty_value);
+        } else {
+            coded_extend(rv, rc, static_cast<const A*>(rv - stride),
+                         static_cast<const U*>(rc - stride), x + (taps - 1) * h.dil,
+                         static_cast<U>((taps - 1) * place), n);
+        }
+    }
+    const index_t* pick = plan.pick.data();
+    for (index_t o = 0; o < rows; ++o) {
+        const A* from = run_values + o * width;
+        const U* from_code = run_codes + o * width;
+        A* to = d + o * pitch;
+        U* to_code = c + o * pitch;
+        for (index_t j = 0; j < h.out_len; ++j) {
+            to[j] = from[pick[j]];
+            to_code[j] = from_code[pick[j]];
+        }
+        for (index_t j : plan.empty_last) {
+            to[j] = empty_value;
+            to_code[j] = 0;
+        }
+    }
+}
+
 // The pass over the last axis: `rows` rows of x (length W each) into d, c at plan.pitch.
-// run_values / run_codes: plan.run elements (strided windows only).
+// run_values / run_codes: plan.run elements (strided and irregular windows only).
 template <class Src, class A, class U>
 void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, index_t rows,
                      const AxisTable& h, const CodedPlan& plan, A empty_value) {
     const index_t width = h.length, pitch = plan.pitch;
     const index_t place = plan.radix.back();
+    // (Values of four or eight bytes in blocks of coded_edge_rows rows or more go by the edge
+    // columns, whose copies cost less for wider values: by the runs, the last-axis pass of
+    // int32 62x65 -> 138x108 took 41% more instructions, float64 71x78 -> 167x111 4% more in
+    // all.)
+    if (plan.counted && (sizeof(A) <= 2 || rows < coded_edge_rows)) {
+        coded_counted_rows(x, d, c, run_values, run_codes, rows, h, plan, place, empty_value);
+        return;
+    }
     if (h.hi > h.lo && h.taps == 1 && !plan.in_place) {
         // One tap per window with a stride: the windows are every step-th element, so they
         // are picked straight from x (code 0) rather than from a run of every element.
