@@ -73,6 +73,9 @@ constexpr index_t coded_max_codes = index_t{1} << 20;
 // (one flat run per count).
 constexpr index_t coded_count_runs = 4;
 
+// Bytes of runs (values and codes) coded_counted_rows fills before it picks from them.
+constexpr index_t coded_count_chunk_bytes = 16384;
+
 // What max_plane_coded needs besides the Geometry, computed once per call.
 struct CodedPlan {
     bool usable = false;
@@ -88,10 +91,10 @@ struct CodedPlan {
     std::vector<index_t> empty_last;    // last-axis windows without taps
     index_t edges = 1;                  // last-axis windows outside [lo, hi) (at least 1)
     // Irregular last axis (coded_counted_rows): runs of count_min .. count_min + count_runs - 1
-    // taps, count_stride apart in the run buffer; window j is read at pick[j] of its row's
-    // stretch of them.
+    // taps over count_chunk rows at a time, count_stride apart in the run buffer; window j is
+    // read at pick[j] of its row's stretch of them.
     bool counted = false;
-    index_t count_min = 0, count_runs = 0, count_stride = 0;
+    index_t count_min = 0, count_runs = 0, count_stride = 0, count_chunk = 1;
     std::vector<index_t> pick;
 
     // Elements of each of the value and code scratch areas of one worker.
@@ -205,6 +208,9 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
             p.counted = true;
             p.count_min = shortest;
             p.count_runs = longest - shortest + 1;
+            // Rows whose runs (values and codes) fill at most half of a 32 KiB L1.
+            p.count_chunk = std::max<index_t>(
+                1, coded_count_chunk_bytes / (p.count_runs * h.length * 2 * bytes));
         }
     }
     // (Phased: each row's phases hold ceil(W / step) elements at the pitch.)
@@ -234,11 +240,12 @@ inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
     p.run = std::max(block * g.in_plane + block * (g.in_plane / h.length) * p.edges, p.buffer);
     if (p.phased) p.run = std::max(p.run, block * (g.in_plane / h.length) * h.step * p.pitch);
     if (p.counted) {
-        p.count_stride = block * g.in_plane;
+        p.count_stride = p.count_chunk * h.length;  // (a chunk's rows: see count_chunk)
         p.run = std::max(p.run, p.count_runs * p.count_stride);
         p.pick.assign(static_cast<std::size_t>(h.out_len), 0);
         for (index_t j = 0; j < h.out_len; ++j) {
-            if (h.count[j] > 0) p.pick[j] = (h.count[j] - p.count_min) * p.count_stride + h.begin[j];
+            if (h.count[j] == 0) continue;
+            p.pick[j] = (h.count[j] - p.count_min) * p.count_stride + h.begin[j];
         }
     }
 }
@@ -565,35 +572,39 @@ template <class Src, class A, class U>
 void coded_counted_rows(const Src* x, A* d, U* c, A* run_values, U* run_codes, index_t rows,
                         const AxisTable& h, const CodedPlan& plan, index_t place,
                         A empty_value) {
-    const index_t width = h.length, pitch = plan.pitch, total = rows * width;
-    const index_t stride = plan.count_stride;
-    for (index_t k = 0; k < plan.count_runs; ++k) {
-        // (A window of `taps` taps fits in a row, so n >= 1.)
-        const index_t taps = plan.count_min + k, n = total - (taps - 1) * h.dil;
-        A* rv = run_values + k * stride;
-        U* rc = run_codes + k * stride;
-        if (k == 0) {
-            coded_window(rv, rc, x, static_cast<const U*>(nullptr), taps, h.dil, place, n,
-                         empty_value);
-        } else {
-            coded_extend(rv, rc, static_cast<const A*>(rv - stride),
-                         static_cast<const U*>(rc - stride), x + (taps - 1) * h.dil,
-                         static_cast<U>((taps - 1) * place), n);
-        }
-    }
+    const index_t width = h.length, pitch = plan.pitch, stride = plan.count_stride;
     const index_t* pick = plan.pick.data();
-    for (index_t o = 0; o < rows; ++o) {
-        const A* from = run_values + o * width;
-        const U* from_code = run_codes + o * width;
-        A* to = d + o * pitch;
-        U* to_code = c + o * pitch;
-        for (index_t j = 0; j < h.out_len; ++j) {
-            to[j] = from[pick[j]];
-            to_code[j] = from_code[pick[j]];
+    // (A few rows at a time, so that the runs are still in L1 when the picks read them.)
+    for (index_t first = 0; first < rows; first += plan.count_chunk) {
+        const index_t part = std::min(plan.count_chunk, rows - first), total = part * width;
+        const Src* from_x = x + first * width;
+        for (index_t k = 0; k < plan.count_runs; ++k) {
+            // (A window of `taps` taps fits in a row, so n >= 1.)
+            const index_t taps = plan.count_min + k, n = total - (taps - 1) * h.dil;
+            A* rv = run_values + k * stride;
+            U* rc = run_codes + k * stride;
+            if (k == 0) {
+                coded_window(rv, rc, from_x, static_cast<const U*>(nullptr), taps, h.dil,
+                             place, n, empty_value);
+            } else {
+                coded_extend(rv, rc, static_cast<const A*>(rv - stride),
+                             static_cast<const U*>(rc - stride), from_x + (taps - 1) * h.dil,
+                             static_cast<U>((taps - 1) * place), n);
+            }
         }
-        for (index_t j : plan.empty_last) {
-            to[j] = empty_value;
-            to_code[j] = 0;
+        for (index_t o = 0; o < part; ++o) {
+            const A* from = run_values + o * width;
+            const U* from_code = run_codes + o * width;
+            A* to = d + (first + o) * pitch;
+            U* to_code = c + (first + o) * pitch;
+            for (index_t j = 0; j < h.out_len; ++j) {
+                to[j] = from[pick[j]];
+                to_code[j] = from_code[pick[j]];
+            }
+            for (index_t j : plan.empty_last) {
+                to[j] = empty_value;
+                to_code[j] = 0;
+            }
         }
     }
 }
