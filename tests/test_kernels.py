@@ -404,6 +404,54 @@ def test_tap_code_edge_columns_match_the_oracle(dtype):
         _assert_windows_match(_max_pool_input(rng, dtype, shape, 20), windows)
 
 
+def _every_16bit_pattern_shuffled(dtype, shape, seed):
+    """Bit patterns of a 16-bit float in random order filling `shape`: every one of them (every
+    NaN payload, both zeros, both infinities) when `shape` holds 65536 elements or more, ties
+    from the repeats; else a random choice of distinct ones."""
+    rng = np.random.default_rng(seed)
+    size = int(np.prod(shape))
+    bits = np.concatenate([np.arange(1 << 16), rng.integers(0, 1 << 16, max(0, size - (1 << 16)))])
+    bits = rng.permutation(bits.astype(np.uint16))[:size]
+    return bits.view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_16bit_float_keys_match_the_oracle(dtype):
+    """float16 and bfloat16 with indices go through the tap-code passes as int16 keys (magnitude,
+    negated for a negative sign, every NaN below -inf): every bit pattern, NaN payloads and
+    signed zeros among them, whose winners' values come back from the keys, or (zeros and
+    NaNs) from the input at the winner's offset; windows of stride 1 (runs in place) and
+    strided (picked from runs, eight at a time in AVX2 builds), runs of 16 entries and more, of
+    8 to 15 (two overlapping half vectors) and fewer than 8 (the loops), empty windows (padding
+    past the input); int64 and int32 indices."""
+    if dtype == "bfloat16":
+        dtype = ml_dtypes.bfloat16
+    x = _every_16bit_pattern_shuffled(dtype, (1, 2, 128, 260), 73)
+    _assert_windows_match(x, [((3, 2), (1, 1), (1, 0), (1, 1), (1, 2)),
+                              ((2, 3), (2, 3), (0, 1), (1, 2), (2, 1)),
+                              ((2, 4), (1, 4), 0, (0, 3), (1, 2))])
+    for shape, windows in [((1, 3, 40, 12), [((3, 2), (2, 1), (1, 1), (1, 1), 1),
+                                             ((2, 3), (1, 2), (0, 1), (0, 5), (1, 2))]),
+                           ((2, 2, 30, 5), [((4, 2), (1, 1), (1, 0), (2, 1), (2, 1))])]:
+        x = _every_16bit_pattern_shuffled(dtype, shape, 79)
+        x.reshape(-1)[:20] = np.nan  # whole-NaN windows
+        _assert_windows_match(x, windows)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_16bit_float_keys_keep_their_bits(monkeypatch):
+    """The int16-key passes of float16 and bfloat16 give the same bits and indices from both
+    builds (vector keys, runs, picks and value conversions in AVX2 builds, loops in the
+    baseline) on every bit pattern."""
+    xs = [_every_16bit_pattern_shuffled(t, (1, 2, 128, 260), 83)
+          for t in (np.float16, ml_dtypes.bfloat16)]
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(x, k, s, p, p, dilations=d, rounding_type="ceil_torch")
+        for x in xs
+        for k, s, p, d in [((3, 2), 1, 1, (1, 2)), ((2, 3), (2, 3), 1, 1),
+                           ((2, 4), (1, 4), 0, (1, 2))]])
+
+
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
 def test_tap_code_edge_columns_keep_their_bits(monkeypatch):
     """Signed zeros and NaN payloads through the last-axis edge windows of many rows (copied
