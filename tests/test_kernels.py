@@ -381,13 +381,15 @@ def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
         _assert_windows_match(_max_pool_input(rng, dtype, shape, 25), windows)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.int32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.int32, np.float64,
+                                   np.int8, np.uint8])
 def test_tap_code_edge_columns_match_the_oracle(dtype):
     """Last-axis edge windows (cut by padding or the row's end) of blocks of 16 rows and more
     (planes of 16 rows and more: such blocks for any thread count), reduced column by column:
-    32-bit values (float16 and bfloat16 widened first) copy their columns in, and the results
-    of groups of eight windows or more out, eight rows by eight columns at a time (AVX2
-    builds), the other rows one by one. Row counts that are and are not multiples of eight;
+    32-bit values copy their columns in, and the results of groups of eight windows or more
+    out, eight rows by eight columns at a time (AVX2 builds); 16-bit keys (float16, bfloat16)
+    and bytes gather their columns in eight rows at a time (AVX2 builds); the other rows one
+    by one. Row counts that are and are not multiples of eight;
     rows shorter than eight (no vector copy) and longer; edge groups of more than eight
     windows (several column blocks), of fewer, and rows of edge windows only; stride 1 (in
     place) and strides 2 and 3 (phased rows and picked runs); dilated windows; empty windows;

@@ -103,6 +103,10 @@ constexpr index_t coded_edge_rows = 16;
 // Largest table of codes a plan builds (windows of more taps go by max_plane).
 constexpr index_t coded_max_codes = index_t{1} << 20;
 
+// Planes of at most this many outputs have a table of every output's first-tap offset
+// (CodedPlan::start), so that their indices are one flat loop rather than one per row.
+constexpr index_t coded_flat_outputs = index_t{1} << 20;
+
 // What max_plane_coded needs besides the Geometry, computed once per call.
 struct CodedPlan {
     bool usable = false;
@@ -116,6 +120,14 @@ struct CodedPlan {
     std::vector<std::int64_t> rel;      // code -> offset from the window's first tap (empty:
                                         // the codes are those offsets, see coded_radix_offsets)
     std::vector<index_t> empty_last;    // last-axis windows without taps
+    // Output row r of a plane (over the axes before the last): the plane offset of its windows'
+    // first taps along those axes, and whether one of those windows is empty.
+    std::vector<std::int64_t> row_start;
+    std::vector<char> row_empty;
+    std::vector<index_t> empty_rows;    // the rows r with row_empty[r]
+    // Output k = r * out_len + j of a plane: row_start[r] + the last-axis begin[j] (empty for
+    // planes of more than coded_flat_outputs outputs).
+    std::vector<std::int64_t> start;
     index_t edges = 1;                  // last-axis windows outside [lo, hi) (at least 1)
 
     // Elements of each of the value and code scratch areas of one worker.
@@ -206,6 +218,29 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
         if (h.count[j] == 0) p.empty_last.push_back(j);
     }
     p.edges = std::max<index_t>(1, std::min(h.lo, h.out_len) + h.out_len - std::max(h.hi, h.lo));
+    const index_t out_rows = g.out_plane / h.out_len;
+    p.row_start.assign(static_cast<std::size_t>(out_rows), 0);
+    p.row_empty.assign(static_cast<std::size_t>(out_rows), 0);
+    std::vector<index_t> at(static_cast<std::size_t>(n), 0);
+    for (index_t r = 0; r < out_rows; ++r) {
+        bool empty = false;
+        for (index_t a = 0; a + 1 < n; ++a) {
+            index_t w = g.offset[a] + at[a];
+            p.row_start[r] += g.begin[w] * p.plane_stride[a];
+            empty = empty || g.count[w] == 0;
+        }
+        p.row_empty[r] = empty;
+        if (empty) p.empty_rows.push_back(r);
+        for (index_t a = n - 2; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
+    }
+    if (g.out_plane <= coded_flat_outputs) {
+        p.start.resize(static_cast<std::size_t>(g.out_plane));
+        for (index_t r = 0; r < out_rows; ++r) {
+            for (index_t j = 0; j < h.out_len; ++j) {
+                p.start[r * h.out_len + j] = p.row_start[r] + h.begin[j];
+            }
+        }
+    }
     p.in_place = h.step == 1 && h.out_len <= h.length && h.hi > h.lo;
     // (One-byte values, and rows shorter than 32 elements: the run of every stride-1
     // window, then the pick, measured faster than their phases; rows of 13 and 6 took 26% and
@@ -408,11 +443,17 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
 #endif
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (sizeof(Src) == 2 && std::is_same<Src, A>::value) {
-        // (16-bit values: each column gathered, eight rows at a time.)
+        // (16-bit and 8-bit values: each column gathered, eight rows at a time.)
         for (index_t k = lo; k < hi; ++k) {
             o = simd::pick16(reinterpret_cast<const std::uint16_t*>(x + k),
                              reinterpret_cast<std::uint16_t*>(columns + (k - lo) * rows),
                              h.length, rows);
+        }
+    } else if constexpr (sizeof(Src) == 1 && std::is_same<Src, A>::value) {
+        for (index_t k = lo; k < hi; ++k) {
+            o = simd::pick8(reinterpret_cast<const std::uint8_t*>(x + k),
+                            reinterpret_cast<std::uint8_t*>(columns + (k - lo) * rows),
+                            h.length, rows);
         }
     }
 #endif
@@ -476,11 +517,16 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
         index_t j = 0, k = 0;
 #if OVPOOL_CORE_HAVE_AVX2
         if constexpr (sizeof(A) == 2 && sizeof(U) == 2) {
-            // (16-bit elements: gathered, eight at a time.)
+            // (16-bit and 8-bit elements: gathered, eight at a time.)
             j = simd::pick16(reinterpret_cast<const std::uint16_t*>(from),
                              reinterpret_cast<std::uint16_t*>(to), step, n);
             k = simd::pick16(reinterpret_cast<const std::uint16_t*>(from_code),
                              reinterpret_cast<std::uint16_t*>(to_code), step, n);
+        } else if constexpr (sizeof(A) == 1 && sizeof(U) == 1) {
+            j = simd::pick8(reinterpret_cast<const std::uint8_t*>(from),
+                            reinterpret_cast<std::uint8_t*>(to), step, n);
+            k = simd::pick8(reinterpret_cast<const std::uint8_t*>(from_code),
+                            reinterpret_cast<std::uint8_t*>(to_code), step, n);
         }
 #endif
         for (; j < n; ++j) to[j] = from[j * step];
@@ -790,6 +836,43 @@ inline void coded_half_row(S* out, const std::int16_t* key, const U* code,
     for (index_t j : empty) out[j] = empty_value;
 }
 
+// index[k] = base + start[k] + the winner's offset from its first tap, rel[code[k]] (rel
+// null: code[k]), for the n outputs of a plane (no offset modulus; empty windows are set
+// after).
+template <class I, class U>
+inline void coded_flat_indices(I* index, const U* code, const std::int64_t* rel,
+                               const std::int64_t* start, std::int64_t base, index_t n) {
+    if (rel == nullptr) {
+        for (index_t k = 0; k < n; ++k) {
+            index[k] = static_cast<I>(base + start[k] + static_cast<std::int64_t>(code[k]));
+        }
+    } else {
+        for (index_t k = 0; k < n; ++k) index[k] = static_cast<I>(base + start[k] + rel[code[k]]);
+    }
+}
+
+// Index entry k of spec's (int64 or int32) indices set to `value`.
+inline void coded_set_index(const IndexSpec& spec, index_t k, std::int64_t value) {
+    if (spec.out64 != nullptr) {
+        spec.out64[k] = value;
+    } else {
+        spec.out32[k] = static_cast<std::int32_t>(value);
+    }
+}
+
+// The outputs among n of a plane whose keys are 0 or half_nan_key (coded_half_row) read from
+// `plane` at their winners' offsets start[k] + rel[code[k]] (rel null: + code[k]).
+template <class S, class U>
+inline void coded_half_shared(S* out, const std::int16_t* key, const U* code,
+                              const std::int64_t* rel, const std::int64_t* start,
+                              const S* plane, index_t n) {
+    for (index_t k = 0; k < n; ++k) {
+        if (key[k] != 0 && key[k] != half_nan_key) continue;
+        std::int64_t offset = rel != nullptr ? rel[code[k]] : static_cast<std::int64_t>(code[k]);
+        out[k] = plane[start[k] + offset];
+    }
+}
+
 // Max-pool planes first .. first + count - 1 (x and out point to the first one's) with
 // indices (spec) through plan, made for blocks of at least `count` planes: the passes run over
 // all of them at once (the rows of consecutive planes are consecutive rows). values and codes
@@ -822,13 +905,12 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
         c = next_code;
         inner *= v.out_len;
     }
-    // Outputs, row by row over the axes before the last. An empty window's offset is 0.
+    // Outputs. An empty window's offset is 0.
     const index_t out_len = h.out_len, out_plane = g.out_plane;
     const index_t out_rows = out_plane / out_len;
     const std::int64_t offset_modulus = spec.offset_modulus;
     const bool wrap = offset_modulus < g.in_plane;
     const std::int64_t* rel = plan.rel.empty() ? nullptr : plan.rel.data();
-    std::vector<index_t> at(static_cast<std::size_t>(n), 0);
     // (Rows at the output's pitch: the block's values in one run rather than row by row.)
     bool shared = true;  // (keyed: whether a key of the block's run is 0 or half_nan_key)
     if constexpr (keyed) {
@@ -836,6 +918,41 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
     } else {
         if (pitch == out_len) narrow_row(static_cast<const A*>(d), out, count * out_plane);
     }
+    if (pitch == out_len && !wrap && !plan.start.empty()) {
+        // Each plane's indices in one flat loop over its outputs (start: their first taps).
+        for (index_t p = 0; p < count; ++p) {
+            const std::int64_t base = ((first + p) % spec.plane_modulus) * g.in_plane;
+            const U* code = c + p * out_plane;
+            if (spec.out64 != nullptr) {
+                coded_flat_indices(spec.out64 + (first + p) * out_plane, code, rel,
+                                   plan.start.data(), base, out_plane);
+            } else {
+                coded_flat_indices(spec.out32 + (first + p) * out_plane, code, rel,
+                                   plan.start.data(), base, out_plane);
+            }
+            if constexpr (keyed) {
+                if (shared) {
+                    coded_half_shared(out + p * out_plane, d + p * out_plane, code, rel,
+                                      plan.start.data(), source + p * g.in_plane, out_plane);
+                }
+            }
+            // Empty windows: offset 0 (their values are the empty value already).
+            for (index_t r : plan.empty_rows) {
+                for (index_t j = 0; j < out_len; ++j) {
+                    coded_set_index(spec, (first + p) * out_plane + r * out_len + j, base);
+                }
+            }
+            if (!plan.empty_last.empty()) {
+                for (index_t r = 0; r < out_rows; ++r) {
+                    for (index_t j : plan.empty_last) {
+                        coded_set_index(spec, (first + p) * out_plane + r * out_len + j, base);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    // Row by row over the axes before the last.
     for (index_t p = 0; p < count; ++p) {
         const std::int64_t base = ((first + p) % spec.plane_modulus) * g.in_plane;
         std::int64_t* const out64 =
@@ -843,13 +960,8 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
         std::int32_t* const out32 =
             spec.out32 != nullptr ? spec.out32 + (first + p) * out_plane : nullptr;
         for (index_t r = 0; r < out_rows; ++r) {
-            std::int64_t row_start = 0;
-            bool row_empty = false;
-            for (index_t a = 0; a + 1 < n; ++a) {
-                index_t w = g.offset[a] + at[a];
-                row_start += g.begin[w] * plan.plane_stride[a];
-                row_empty = row_empty || g.count[w] == 0;
-            }
+            const std::int64_t row_start = plan.row_start[r];
+            const bool row_empty = plan.row_empty[r] != 0;
             const A* best = d + (p * out_rows + r) * pitch;
             const U* code = c + (p * out_rows + r) * pitch;
             if constexpr (keyed) {
@@ -870,7 +982,6 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
                 coded_indices(out32 + r * out_len, code, rel, h.begin, base, row_start, out_len,
                               wrap ? offset_modulus : 0, row_empty, plan.empty_last);
             }
-            for (index_t a = n - 2; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
         }
     }
 }
