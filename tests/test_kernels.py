@@ -388,8 +388,7 @@ def test_tap_code_edge_columns_match_the_oracle(dtype):
     (planes of 16 rows and more: such blocks for any thread count), reduced column by column:
     32-bit values copy their columns in, and the results of groups of eight windows or more
     out, eight rows by eight columns at a time (AVX2 builds); 16-bit keys (float16, bfloat16)
-    and bytes gather their columns in eight rows at a time (AVX2 builds); the other rows one
-    by one. Row counts that are and are not multiples of eight;
+    gather their columns in eight rows at a time (AVX2 builds); the other rows one by one. Row counts that are and are not multiples of eight;
     rows shorter than eight (no vector copy) and longer; edge groups of more than eight
     windows (several column blocks), of fewer, and rows of edge windows only; stride 1 (in
     place) and strides 2 and 3 (phased rows and picked runs); dilated windows; empty windows;
@@ -423,16 +422,19 @@ def test_16bit_float_keys_match_the_oracle(dtype):
     negated for a negative sign, every NaN below -inf): every bit pattern, NaN payloads and
     signed zeros among them, whose winners' values come back from the keys, or (zeros and
     NaNs) from the input at the winner's offset; windows of stride 1 (runs in place) and
-    strided (picked from runs, eight at a time in AVX2 builds), runs of 16 entries and more, of
-    8 to 15 (two overlapping half vectors) and fewer than 8 (the loops), empty windows (padding
-    past the input); int64 and int32 indices."""
+    strided over rows shorter than 32 (picked from runs, eight at a time in AVX2 builds; longer
+    strided rows go by their phases in float32), runs of 16 entries and more, of 8 to 15 (two
+    overlapping half vectors) and fewer than 8 (the loops), empty windows (padding past the
+    input); int64 and int32 indices."""
     if dtype == "bfloat16":
         dtype = ml_dtypes.bfloat16
     x = _every_16bit_pattern_shuffled(dtype, (1, 2, 128, 260), 73)
     _assert_windows_match(x, [((3, 2), (1, 1), (1, 0), (1, 1), (1, 2)),
                               ((2, 3), (2, 3), (0, 1), (1, 2), (2, 1)),
                               ((2, 4), (1, 4), 0, (0, 3), (1, 2))])
-    for shape, windows in [((1, 3, 40, 12), [((3, 2), (2, 1), (1, 1), (1, 1), 1),
+    for shape, windows in [((1, 2, 64, 31), [((2, 3), (1, 2), (1, 1), (0, 1), (1, 2)),
+                                             ((3, 2), (2, 3), 0, (1, 0), 1)]),
+                           ((1, 3, 40, 12), [((3, 2), (2, 1), (1, 1), (1, 1), 1),
                                              ((2, 3), (1, 2), (0, 1), (0, 5), (1, 2))]),
                            ((2, 2, 30, 5), [((4, 2), (1, 1), (1, 0), (2, 1), (2, 1))])]:
         x = _every_16bit_pattern_shuffled(dtype, shape, 79)

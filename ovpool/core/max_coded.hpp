@@ -443,17 +443,11 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
 #endif
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (sizeof(Src) == 2 && std::is_same<Src, A>::value) {
-        // (16-bit and 8-bit values: each column gathered, eight rows at a time.)
+        // (16-bit values: each column gathered, eight rows at a time.)
         for (index_t k = lo; k < hi; ++k) {
             o = simd::pick16(reinterpret_cast<const std::uint16_t*>(x + k),
                              reinterpret_cast<std::uint16_t*>(columns + (k - lo) * rows),
                              h.length, rows);
-        }
-    } else if constexpr (sizeof(Src) == 1 && std::is_same<Src, A>::value) {
-        for (index_t k = lo; k < hi; ++k) {
-            o = simd::pick8(reinterpret_cast<const std::uint8_t*>(x + k),
-                            reinterpret_cast<std::uint8_t*>(columns + (k - lo) * rows),
-                            h.length, rows);
         }
     }
 #endif
@@ -517,16 +511,11 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
         index_t j = 0, k = 0;
 #if OVPOOL_CORE_HAVE_AVX2
         if constexpr (sizeof(A) == 2 && sizeof(U) == 2) {
-            // (16-bit and 8-bit elements: gathered, eight at a time.)
+            // (16-bit elements: gathered, eight at a time.)
             j = simd::pick16(reinterpret_cast<const std::uint16_t*>(from),
                              reinterpret_cast<std::uint16_t*>(to), step, n);
             k = simd::pick16(reinterpret_cast<const std::uint16_t*>(from_code),
                              reinterpret_cast<std::uint16_t*>(to_code), step, n);
-        } else if constexpr (sizeof(A) == 1 && sizeof(U) == 1) {
-            j = simd::pick8(reinterpret_cast<const std::uint8_t*>(from),
-                            reinterpret_cast<std::uint8_t*>(to), step, n);
-            k = simd::pick8(reinterpret_cast<const std::uint8_t*>(from_code),
-                            reinterpret_cast<std::uint8_t*>(to_code), step, n);
         }
 #endif
         for (; j < n; ++j) to[j] = from[j * step];
