@@ -121,7 +121,8 @@ struct CodedPlan {
                                         // the codes are those offsets, see coded_radix_offsets)
     std::vector<index_t> empty_last;    // last-axis windows without taps
     // Output row r of a plane (over the axes before the last): the plane offset of its windows'
-    // first taps along those axes, and whether one of those windows is empty.
+    // first taps along those axes, and whether one of those windows is empty (these tables:
+    // coded_output_tables).
     std::vector<std::int64_t> row_start;
     std::vector<char> row_empty;
     std::vector<index_t> empty_rows;    // the rows r with row_empty[r]
@@ -218,6 +219,25 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
         if (h.count[j] == 0) p.empty_last.push_back(j);
     }
     p.edges = std::max<index_t>(1, std::min(h.lo, h.out_len) + h.out_len - std::max(h.hi, h.lo));
+    p.in_place = h.step == 1 && h.out_len <= h.length && h.hi > h.lo;
+    // (One-byte values, and rows shorter than 32 elements: the run of every stride-1
+    // window, then the pick, measured faster than their phases; rows of 13 and 6 took 26% and
+    // 16% more instructions through the phases.)
+    p.phased = !p.in_place && h.step >= 2 && h.taps >= 2 && h.hi > h.lo && bytes >= 2 &&
+               h.length >= 32;
+    // (Phased: each row's phases hold ceil(W / step) elements at the pitch.)
+    p.pitch = p.in_place ? h.length
+                         : p.phased ? std::max(h.out_len, (h.length + h.step - 1) / h.step)
+                                    : h.out_len;
+    size_coded_plan(p, g, block);
+    p.usable = true;
+}
+
+// Fills p's output tables (row_start, row_empty, empty_rows, start) for g: once, for the plan
+// a job keeps (max_planes_coded reads them).
+inline void coded_output_tables(CodedPlan& p, const Geometry& g) {
+    const index_t n = g.naxes;
+    AxisTable h = axis_table(g, n - 1);
     const index_t out_rows = g.out_plane / h.out_len;
     p.row_start.assign(static_cast<std::size_t>(out_rows), 0);
     p.row_empty.assign(static_cast<std::size_t>(out_rows), 0);
@@ -241,18 +261,6 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
             }
         }
     }
-    p.in_place = h.step == 1 && h.out_len <= h.length && h.hi > h.lo;
-    // (One-byte values, and rows shorter than 32 elements: the run of every stride-1
-    // window, then the pick, measured faster than their phases; rows of 13 and 6 took 26% and
-    // 16% more instructions through the phases.)
-    p.phased = !p.in_place && h.step >= 2 && h.taps >= 2 && h.hi > h.lo && bytes >= 2 &&
-               h.length >= 32;
-    // (Phased: each row's phases hold ceil(W / step) elements at the pitch.)
-    p.pitch = p.in_place ? h.length
-                         : p.phased ? std::max(h.out_len, (h.length + h.step - 1) / h.step)
-                                    : h.out_len;
-    size_coded_plan(p, g, block);
-    p.usable = true;
 }
 
 // Sets p's buffer sizes for blocks of `block` planes (the rest of the plan does not depend on
