@@ -381,13 +381,14 @@ def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
         _assert_windows_match(_max_pool_input(rng, dtype, shape, 25), windows)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.int32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.int32, np.float64,
+                                   np.int8, np.uint8])
 def test_tap_code_edge_columns_match_the_oracle(dtype):
     """Last-axis edge windows (cut by padding or the row's end) of blocks of 16 rows and more
     (planes of 16 rows and more: such blocks for any thread count), reduced column by column:
-    32-bit values (float16 and bfloat16 widened first) copy their columns in, and the results
-    of groups of eight windows or more out, eight rows by eight columns at a time (AVX2
-    builds), the other rows one by one. Row counts that are and are not multiples of eight;
+    32-bit values copy their columns in, and the results of groups of eight windows or more
+    out, eight rows by eight columns at a time (AVX2 builds); 16-bit keys (float16, bfloat16)
+    gather their columns in eight rows at a time (AVX2 builds); the other rows one by one. Row counts that are and are not multiples of eight;
     rows shorter than eight (no vector copy) and longer; edge groups of more than eight
     windows (several column blocks), of fewer, and rows of edge windows only; stride 1 (in
     place) and strides 2 and 3 (phased rows and picked runs); dilated windows; empty windows;
@@ -402,6 +403,57 @@ def test_tap_code_edge_columns_match_the_oracle(dtype):
             ((1, 2, 16, 45), [((1, 10), 1, (0, 9), (0, 9), (1, 2)),
                               ((3, 2), (1, 1), (1, 1), (1, 1), 1)])]:
         _assert_windows_match(_max_pool_input(rng, dtype, shape, 20), windows)
+
+
+def _every_16bit_pattern_shuffled(dtype, shape, seed):
+    """Bit patterns of a 16-bit float in random order filling `shape`: every one of them (every
+    NaN payload, both zeros, both infinities) when `shape` holds 65536 elements or more, ties
+    from the repeats; else a random choice of distinct ones."""
+    rng = np.random.default_rng(seed)
+    size = int(np.prod(shape))
+    bits = np.concatenate([np.arange(1 << 16), rng.integers(0, 1 << 16, max(0, size - (1 << 16)))])
+    bits = rng.permutation(bits.astype(np.uint16))[:size]
+    return bits.view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_16bit_float_keys_match_the_oracle(dtype):
+    """float16 and bfloat16 with indices go through the tap-code passes as int16 keys (magnitude,
+    negated for a negative sign, every NaN below -inf): every bit pattern, NaN payloads and
+    signed zeros among them, whose winners' values come back from the keys, or (zeros and
+    NaNs) from the input at the winner's offset; windows of stride 1 (runs in place) and
+    strided over rows shorter than 32 (picked from runs, eight at a time in AVX2 builds; longer
+    strided rows go by their phases in float32), runs of 16 entries and more, of 8 to 15 (two
+    overlapping half vectors) and fewer than 8 (the loops), empty windows (padding past the
+    input); int64 and int32 indices."""
+    if dtype == "bfloat16":
+        dtype = ml_dtypes.bfloat16
+    x = _every_16bit_pattern_shuffled(dtype, (1, 2, 128, 260), 73)
+    _assert_windows_match(x, [((3, 2), (1, 1), (1, 0), (1, 1), (1, 2)),
+                              ((2, 3), (2, 3), (0, 1), (1, 2), (2, 1)),
+                              ((2, 4), (1, 4), 0, (0, 3), (1, 2))])
+    for shape, windows in [((1, 2, 64, 31), [((2, 3), (1, 2), (1, 1), (0, 1), (1, 2)),
+                                             ((3, 2), (2, 3), 0, (1, 0), 1)]),
+                           ((1, 3, 40, 12), [((3, 2), (2, 1), (1, 1), (1, 1), 1),
+                                             ((2, 3), (1, 2), (0, 1), (0, 5), (1, 2))]),
+                           ((2, 2, 30, 5), [((4, 2), (1, 1), (1, 0), (2, 1), (2, 1))])]:
+        x = _every_16bit_pattern_shuffled(dtype, shape, 79)
+        x.reshape(-1)[:20] = np.nan  # whole-NaN windows
+        _assert_windows_match(x, windows)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_16bit_float_keys_keep_their_bits(monkeypatch):
+    """The int16-key passes of float16 and bfloat16 give the same bits and indices from both
+    builds (vector keys, runs, picks and value conversions in AVX2 builds, loops in the
+    baseline) on every bit pattern."""
+    xs = [_every_16bit_pattern_shuffled(t, (1, 2, 128, 260), 83)
+          for t in (np.float16, ml_dtypes.bfloat16)]
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(x, k, s, p, p, dilations=d, rounding_type="ceil_torch")
+        for x in xs
+        for k, s, p, d in [((3, 2), 1, 1, (1, 2)), ((2, 3), (2, 3), 1, 1),
+                           ((2, 4), (1, 4), 0, (1, 2))]])
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")

@@ -310,17 +310,31 @@ class MaxJob {
         direct_ = with_index_ && g_.naxes == 2 && g_.in_plane <= direct_max_plane &&
                   last.hi <= last.lo;
         if (with_index_ && !direct_) {
+            if constexpr (is_half_float<S>) {
+                // 16-bit floats: the passes on their int16 keys (half_key in max_coded.hpp),
+                // when the codes fit in 16 bits and the empty windows' key is the empty value's.
+                empty_key_ = half_key<S>(store<S>(empty_value_).bits);
+                coded_ = make_coded_plan(g_, std::numeric_limits<std::uint16_t>::max(), 1,
+                                         sizeof(std::int16_t));
+                // (Not when the last axis goes by its rows' phases: splitting 16-bit rows into
+                // phases, gathered, measured slower on AMD EPYC than the float32 path.)
+                if (coded_.usable && !coded_.phased && empty_key_ != 0 &&
+                    empty_key_ != half_nan_key) {
+                    keyed_ = true;
+                    coded_output_tables(coded_, g_);
+                    block_ = coded_block(workers);
+                    per_worker_ = coded_.scratch() + block_ * g_.in_plane;
+                    keys_ = allocate<std::int16_t>(workers * per_worker_);
+                    key_codes_ = allocate<std::uint16_t>(workers * coded_.scratch());
+                    return;
+                }
+            }
             // Passes carrying tap codes (max_coded.hpp), when the windows' codes fit; blocks
             // of planes as in AvgJob.
             coded_ = make_coded_plan(g_, std::numeric_limits<U>::max(), 1, sizeof(A));
             if (coded_.usable) {
-                index_t largest = std::max(g_.in_plane, coded_.buffer);
-                block_ = std::min(planes, std::max<index_t>(1, rows_block_elements / largest));
-                if (workers > 1) {
-                    block_ = std::min(block_, std::max<index_t>(1, planes / (4 * workers)));
-                }
-                items_ = (planes + block_ - 1) / block_;
-                size_coded_plan(coded_, g_, block_);
+                coded_output_tables(coded_, g_);
+                block_ = coded_block(workers);
                 per_worker_ = coded_.scratch();
                 if constexpr (is_half_float<S>) per_worker_ += block_ * g_.in_plane;
                 scratch_ = allocate<A>(workers * per_worker_);
@@ -393,9 +407,33 @@ class MaxJob {
         }
     }
 
+    // Planes per item of the coded passes (for coded_ made for blocks of one plane, which it
+    // is then sized for), and items_ from it.
+    index_t coded_block(int workers) {
+        index_t largest = std::max(g_.in_plane, coded_.buffer);
+        index_t block = std::min(planes_, std::max<index_t>(1, rows_block_elements / largest));
+        if (workers > 1) block = std::min(block, std::max<index_t>(1, planes_ / (4 * workers)));
+        items_ = (planes_ + block - 1) / block;
+        size_coded_plan(coded_, g_, block);
+        return block;
+    }
+
     void run_coded(index_t item, int worker) const noexcept {
         index_t first = item * block_;
         index_t count = std::min(block_, planes_ - first);
+        if constexpr (is_half_float<S>) {
+            if (keyed_) {
+                std::int16_t* keys = keys_.get() + worker * per_worker_;
+                std::uint16_t* codes = key_codes_.get() + worker * coded_.scratch();
+                const S* x = x_ + first * g_.in_plane;
+                std::int16_t* wide = keys + per_worker_ - count * g_.in_plane;
+                half_keys(x, wide, count * g_.in_plane);
+                max_planes_coded(static_cast<const std::int16_t*>(wide),
+                                 out_ + first * g_.out_plane, first, count, spec_, keys, codes,
+                                 coded_, g_, empty_key_, x);
+                return;
+            }
+        }
         A* scratch = scratch_.get() + worker * per_worker_;
         U* codes = codes_.get() + worker * coded_.scratch();
         const S* x = x_ + first * g_.in_plane;
@@ -466,6 +504,10 @@ class MaxJob {
     CodedPlan coded_;                // max_planes_coded's plan, when usable
     index_t block_ = 1;              // its planes per item
     std::unique_ptr<U[]> codes_;     // its tap codes
+    bool keyed_ = false;             // 16-bit floats: the coded passes on int16 keys
+    std::int16_t empty_key_ = 0;     // their empty windows' key
+    std::unique_ptr<std::int16_t[]> keys_;        // their keys and pass buffers
+    std::unique_ptr<std::uint16_t[]> key_codes_;  // their tap codes
     std::unique_ptr<WholePlaneMax<S>> whole_;  // whole-plane windows (reduce.hpp)
     std::unique_ptr<AdaptiveMaxLanes<S>> adaptive_;  // irregular windows (max_adaptive.hpp)
     std::unique_ptr<RowSplit> split_;                // few planes, as in AvgJob

@@ -59,6 +59,42 @@ template <> struct unsigned_of_size<4> { typedef std::uint32_t type; };
 template <> struct unsigned_of_size<8> { typedef std::uint64_t type; };
 template <class A> using tap_code_t = typename unsigned_of_size<sizeof(A)>::type;
 
+// Keys of 16-bit floats. float16 and bfloat16 values are pooled as int16 keys whose order is
+// replaces' order: a number's key is its magnitude bits, negated for a negative sign (so -0
+// and +0 share key 0 and tie, the first kept), every NaN's key is the int16 minimum, below
+// -inf's (so a NaN loses to any number, and NaNs tie among themselves). Integer keys go twice
+// as many to a vector as float32 and compare in one instruction; larger key wins, ties keep
+// the earlier tap, which is the rule of replaces on the values. The winner's value is the
+// key read back (half_of_key), except for keys 0 and half_nan_key, shared by values of
+// different bits, whose winners are read from the input at the winner's offset.
+constexpr std::int16_t half_nan_key = std::numeric_limits<std::int16_t>::min();
+
+template <class S> constexpr int half_infinity_bits = std::is_same<S, f16>::value ? 0x7c00 : 0x7f80;
+
+template <class S>
+inline std::int16_t half_key(std::uint16_t bits) {
+    const int magnitude = bits & 0x7fff;
+    const int key = (bits & 0x8000) != 0 ? -magnitude : magnitude;
+    return static_cast<std::int16_t>(magnitude > half_infinity_bits<S> ? int{half_nan_key} : key);
+}
+
+// The value of key k (not 0 nor half_nan_key): magnitude k, sign bit when k < 0.
+inline std::uint16_t half_of_key(std::int16_t k) {
+    const int key = k;
+    return static_cast<std::uint16_t>(key < 0 ? (-key) | 0x8000 : key);
+}
+
+// keys[i] = half_key(x[i]) for i in [0, n).
+template <class S>
+inline void half_keys(const S* x, std::int16_t* keys, index_t n) {
+    index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    i = simd::half_keys16(reinterpret_cast<const std::uint16_t*>(x), keys, n,
+                          half_infinity_bits<S>);
+#endif
+    for (; i < n; ++i) keys[i] = half_key<S>(x[i].bits);
+}
+
 // Rows shorter than this many bytes have their strided windows computed as one flat run.
 constexpr index_t coded_short_run = 128;
 
@@ -76,6 +112,10 @@ constexpr index_t coded_count_runs = 4;
 // Bytes of runs (values and codes) coded_counted_rows fills before it picks from them.
 constexpr index_t coded_count_chunk_bytes = 16384;
 
+// Planes of at most this many outputs have a table of every output's first-tap offset
+// (CodedPlan::start), so that their indices are one flat loop rather than one per row.
+constexpr index_t coded_flat_outputs = index_t{1} << 20;
+
 // What max_plane_coded needs besides the Geometry, computed once per call.
 struct CodedPlan {
     bool usable = false;
@@ -89,6 +129,15 @@ struct CodedPlan {
     std::vector<std::int64_t> rel;      // code -> offset from the window's first tap (empty:
                                         // the codes are those offsets, see coded_radix_offsets)
     std::vector<index_t> empty_last;    // last-axis windows without taps
+    // Output row r of a plane (over the axes before the last): the plane offset of its windows'
+    // first taps along those axes, and whether one of those windows is empty (these tables:
+    // coded_output_tables).
+    std::vector<std::int64_t> row_start;
+    std::vector<char> row_empty;
+    std::vector<index_t> empty_rows;    // the rows r with row_empty[r]
+    // Output k = r * out_len + j of a plane: row_start[r] + the last-axis begin[j] (empty for
+    // planes of more than coded_flat_outputs outputs).
+    std::vector<std::int64_t> start;
     index_t edges = 1;                  // last-axis windows outside [lo, hi) (at least 1)
     // Irregular last axis (coded_counted_rows): runs of count_min .. count_min + count_runs - 1
     // taps over count_chunk rows at a time, count_stride apart in the run buffer; window j is
@@ -221,6 +270,36 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
     p.usable = true;
 }
 
+// Fills p's output tables (row_start, row_empty, empty_rows, start) for g: once, for the plan
+// a job keeps (max_planes_coded reads them).
+inline void coded_output_tables(CodedPlan& p, const Geometry& g) {
+    const index_t n = g.naxes;
+    AxisTable h = axis_table(g, n - 1);
+    const index_t out_rows = g.out_plane / h.out_len;
+    p.row_start.assign(static_cast<std::size_t>(out_rows), 0);
+    p.row_empty.assign(static_cast<std::size_t>(out_rows), 0);
+    std::vector<index_t> at(static_cast<std::size_t>(n), 0);
+    for (index_t r = 0; r < out_rows; ++r) {
+        bool empty = false;
+        for (index_t a = 0; a + 1 < n; ++a) {
+            index_t w = g.offset[a] + at[a];
+            p.row_start[r] += g.begin[w] * p.plane_stride[a];
+            empty = empty || g.count[w] == 0;
+        }
+        p.row_empty[r] = empty;
+        if (empty) p.empty_rows.push_back(r);
+        for (index_t a = n - 2; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
+    }
+    if (g.out_plane <= coded_flat_outputs) {
+        p.start.resize(static_cast<std::size_t>(g.out_plane));
+        for (index_t r = 0; r < out_rows; ++r) {
+            for (index_t j = 0; j < h.out_len; ++j) {
+                p.start[r * h.out_len + j] = p.row_start[r] + h.begin[j];
+            }
+        }
+    }
+}
+
 // Sets p's buffer sizes for blocks of `block` planes (the rest of the plan does not depend on
 // the block, so a caller that picks the block from one plan's sizes resizes it).
 inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
@@ -327,6 +406,22 @@ inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, in
         return;
     }
 #if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<Src, std::int16_t>::value && std::is_same<A, std::int16_t>::value &&
+                  std::is_same<U, std::uint16_t>::value) {
+        // (Sixteen entries at a time, every tap in registers, as below; fewer than eight
+        // entries by the loops after.)
+        auto offset = [gap](index_t t) { return t * gap; };
+        index_t done =
+            rc != nullptr
+                ? simd::coded_taps16<true>(d, c, r, rc, taps, offset, static_cast<U>(place), n)
+                : simd::coded_taps16<false>(d, c, r, rc, taps, offset, static_cast<U>(place), n);
+        d += done;
+        c += done;
+        r += done;
+        if (rc != nullptr) rc += done;
+        n -= done;
+        if (n == 0) return;
+    }
     if constexpr (std::is_same<Src, float>::value && std::is_same<A, float>::value &&
                   std::is_same<U, std::uint32_t>::value) {
         // (Eight entries at a time, every tap in registers: the same comparisons in the same
@@ -400,6 +495,16 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
         }
     }
 #endif
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(Src) == 2 && std::is_same<Src, A>::value) {
+        // (16-bit values: each column gathered, eight rows at a time.)
+        for (index_t k = lo; k < hi; ++k) {
+            o = simd::pick16(reinterpret_cast<const std::uint16_t*>(x + k),
+                             reinterpret_cast<std::uint16_t*>(columns + (k - lo) * rows),
+                             h.length, rows);
+        }
+    }
+#endif
     for (; o < rows && lo < hi; ++o) {
         const Src* row = x + o * h.length;
         for (index_t k = lo; k < hi; ++k) columns[(k - lo) * rows + o] = load<A>(row[k]);
@@ -457,8 +562,18 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
         const U* from_code = run_codes + o * h.length;
         A* to = d + o * pitch + h.lo;
         U* to_code = c + o * pitch + h.lo;
-        for (index_t j = 0; j < n; ++j) to[j] = from[j * step];
-        for (index_t j = 0; j < n; ++j) to_code[j] = from_code[j * step];
+        index_t j = 0, k = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (sizeof(A) == 2 && sizeof(U) == 2) {
+            // (16-bit elements: gathered, eight at a time.)
+            j = simd::pick16(reinterpret_cast<const std::uint16_t*>(from),
+                             reinterpret_cast<std::uint16_t*>(to), step, n);
+            k = simd::pick16(reinterpret_cast<const std::uint16_t*>(from_code),
+                             reinterpret_cast<std::uint16_t*>(to_code), step, n);
+        }
+#endif
+        for (; j < n; ++j) to[j] = from[j * step];
+        for (; k < n; ++k) to_code[k] = from_code[k * step];
     }
 }
 
@@ -486,6 +601,13 @@ void coded_phases(const Src* x, A* phases, index_t rows, index_t width, index_t 
                                                           reinterpret_cast<float*>(to), block,
                                                           full);
                 j = full;
+            }
+        }
+        if constexpr (sizeof(Src) == 2 && std::is_same<Src, A>::value) {
+            // (16-bit elements: each phase gathered, eight elements at a time.)
+            for (index_t q = 0; q < step; ++q) {
+                j = simd::pick16(reinterpret_cast<const std::uint16_t*>(row + q),
+                                 reinterpret_cast<std::uint16_t*>(to + q * block), step, full);
             }
         }
 #endif
@@ -539,11 +661,26 @@ void coded_phased_rows(const Src* x, A* d, U* c, A* phases, index_t rows, const 
         return;
     }
 #endif
-    coded_first2(d + h.lo, c + h.lo, tap(0), tap(1), static_cast<const U*>(nullptr),
-                 static_cast<const U*>(nullptr), static_cast<U>(place), n);
+    index_t done = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<A, std::int16_t>::value && std::is_same<U, std::uint16_t>::value) {
+        // (Sixteen entries at a time; fewer than eight by the loops below.)
+        const A* first = tap(0);
+        std::vector<index_t> offsets(static_cast<std::size_t>(h.taps));
+        for (index_t t = 0; t < h.taps; ++t) offsets[t] = tap(t) - first;
+        const index_t* at = offsets.data();
+        auto offset = [at](index_t t) { return at[t]; };
+        done = simd::coded_taps16<false>(d + h.lo, c + h.lo, first,
+                                         static_cast<const U*>(nullptr), h.taps, offset,
+                                         static_cast<U>(place), n);
+    }
+#endif
+    coded_first2(d + h.lo + done, c + h.lo + done, tap(0) + done, tap(1) + done,
+                 static_cast<const U*>(nullptr), static_cast<const U*>(nullptr),
+                 static_cast<U>(place), n - done);
     for (index_t t = 2; t < h.taps; ++t) {
-        coded_next(d + h.lo, c + h.lo, tap(t), static_cast<const U*>(nullptr),
-                   static_cast<U>(t * place), n);
+        coded_next(d + h.lo + done, c + h.lo + done, tap(t) + done,
+                   static_cast<const U*>(nullptr), static_cast<U>(t * place), n - done);
     }
 }
 
@@ -770,14 +907,96 @@ inline void coded_indices(I* index, const U* code, const std::int64_t* rel, cons
     for (index_t j : empty) index[j] = static_cast<I>(base);
 }
 
+// out[j].bits = half_of_key(key[j]) for j in [0, n); returns whether one of the keys is 0 or
+// half_nan_key (values coded_half_row then reads from the input).
+template <class S>
+inline bool coded_half_run(S* out, const std::int16_t* key, index_t n) {
+    int shared = 0;
+    index_t j = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    j = simd::half_of_keys16(key, reinterpret_cast<std::uint16_t*>(out), n, &shared);
+#endif
+    for (; j < n; ++j) {
+        out[j].bits = half_of_key(key[j]);
+        shared |= (key[j] == 0) | (key[j] == half_nan_key);
+    }
+    return shared != 0;
+}
+
+// The n outputs of one row, out[j], from their winners' keys (16-bit floats, see half_key):
+// the value of the key (already there when `converted`, by coded_half_run), or for keys 0 and
+// half_nan_key the input's element at the winner's offset row_start + begin[j] + rel[code[j]]
+// (rel null: + code[j]) in `plane`; empty_value for empty windows (the whole row when
+// row_empty, else those in `empty`), whose key is neither.
+template <class S, class U>
+inline void coded_half_row(S* out, const std::int16_t* key, const U* code,
+                           const std::int64_t* rel, const index_t* begin, const S* plane,
+                           std::int64_t row_start, index_t n, bool row_empty,
+                           const std::vector<index_t>& empty, S empty_value, bool converted) {
+    if (row_empty) {
+        for (index_t j = 0; j < n; ++j) out[j] = empty_value;
+        return;
+    }
+    bool shared = true;
+    if (!converted) shared = coded_half_run(out, key, n);
+    if (shared) {
+        for (index_t j = 0; j < n; ++j) {
+            if (key[j] != 0 && key[j] != half_nan_key) continue;
+            std::int64_t offset = rel != nullptr ? rel[code[j]] : static_cast<std::int64_t>(code[j]);
+            out[j] = plane[row_start + begin[j] + offset];
+        }
+    }
+    for (index_t j : empty) out[j] = empty_value;
+}
+
+// index[k] = base + start[k] + the winner's offset from its first tap, rel[code[k]] (rel
+// null: code[k]), for the n outputs of a plane (no offset modulus; empty windows are set
+// after).
+template <class I, class U>
+inline void coded_flat_indices(I* index, const U* code, const std::int64_t* rel,
+                               const std::int64_t* start, std::int64_t base, index_t n) {
+    if (rel == nullptr) {
+        for (index_t k = 0; k < n; ++k) {
+            index[k] = static_cast<I>(base + start[k] + static_cast<std::int64_t>(code[k]));
+        }
+    } else {
+        for (index_t k = 0; k < n; ++k) index[k] = static_cast<I>(base + start[k] + rel[code[k]]);
+    }
+}
+
+// Index entry k of spec's (int64 or int32) indices set to `value`.
+inline void coded_set_index(const IndexSpec& spec, index_t k, std::int64_t value) {
+    if (spec.out64 != nullptr) {
+        spec.out64[k] = value;
+    } else {
+        spec.out32[k] = static_cast<std::int32_t>(value);
+    }
+}
+
+// The outputs among n of a plane whose keys are 0 or half_nan_key (coded_half_row) read from
+// `plane` at their winners' offsets start[k] + rel[code[k]] (rel null: + code[k]).
+template <class S, class U>
+inline void coded_half_shared(S* out, const std::int16_t* key, const U* code,
+                              const std::int64_t* rel, const std::int64_t* start,
+                              const S* plane, index_t n) {
+    for (index_t k = 0; k < n; ++k) {
+        if (key[k] != 0 && key[k] != half_nan_key) continue;
+        std::int64_t offset = rel != nullptr ? rel[code[k]] : static_cast<std::int64_t>(code[k]);
+        out[k] = plane[start[k] + offset];
+    }
+}
+
 // Max-pool planes first .. first + count - 1 (x and out point to the first one's) with
 // indices (spec) through plan, made for blocks of at least `count` planes: the passes run over
 // all of them at once (the rows of consecutive planes are consecutive rows). values and codes
-// each hold plan.scratch() elements.
+// each hold plan.scratch() elements. 16-bit floats pooled by their keys (x: half_keys of
+// `source`, A int16, empty_value a key other than 0 and half_nan_key) take their values from
+// the keys and `source` (coded_half_values); otherwise source is unused.
 template <class Src, class S, class A>
 void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const IndexSpec& spec,
                       A* values, tap_code_t<A>* codes, const CodedPlan& plan, const Geometry& g,
-                      A empty_value) {
+                      A empty_value, const S* source = nullptr) {
+    constexpr bool keyed = is_half_float<S> && std::is_same<A, std::int16_t>::value;
     typedef tap_code_t<A> U;
     const index_t n = g.naxes;
     AxisTable h = axis_table(g, n - 1);
@@ -799,15 +1018,54 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
         c = next_code;
         inner *= v.out_len;
     }
-    // Outputs, row by row over the axes before the last. An empty window's offset is 0.
+    // Outputs. An empty window's offset is 0.
     const index_t out_len = h.out_len, out_plane = g.out_plane;
     const index_t out_rows = out_plane / out_len;
     const std::int64_t offset_modulus = spec.offset_modulus;
     const bool wrap = offset_modulus < g.in_plane;
     const std::int64_t* rel = plan.rel.empty() ? nullptr : plan.rel.data();
-    std::vector<index_t> at(static_cast<std::size_t>(n), 0);
     // (Rows at the output's pitch: the block's values in one run rather than row by row.)
-    if (pitch == out_len) narrow_row(static_cast<const A*>(d), out, count * out_plane);
+    bool shared = true;  // (keyed: whether a key of the block's run is 0 or half_nan_key)
+    if constexpr (keyed) {
+        if (pitch == out_len) shared = coded_half_run(out, d, count * out_plane);
+    } else {
+        if (pitch == out_len) narrow_row(static_cast<const A*>(d), out, count * out_plane);
+    }
+    if (pitch == out_len && !wrap && !plan.start.empty()) {
+        // Each plane's indices in one flat loop over its outputs (start: their first taps).
+        for (index_t p = 0; p < count; ++p) {
+            const std::int64_t base = ((first + p) % spec.plane_modulus) * g.in_plane;
+            const U* code = c + p * out_plane;
+            if (spec.out64 != nullptr) {
+                coded_flat_indices(spec.out64 + (first + p) * out_plane, code, rel,
+                                   plan.start.data(), base, out_plane);
+            } else {
+                coded_flat_indices(spec.out32 + (first + p) * out_plane, code, rel,
+                                   plan.start.data(), base, out_plane);
+            }
+            if constexpr (keyed) {
+                if (shared) {
+                    coded_half_shared(out + p * out_plane, d + p * out_plane, code, rel,
+                                      plan.start.data(), source + p * g.in_plane, out_plane);
+                }
+            }
+            // Empty windows: offset 0 (their values are the empty value already).
+            for (index_t r : plan.empty_rows) {
+                for (index_t j = 0; j < out_len; ++j) {
+                    coded_set_index(spec, (first + p) * out_plane + r * out_len + j, base);
+                }
+            }
+            if (!plan.empty_last.empty()) {
+                for (index_t r = 0; r < out_rows; ++r) {
+                    for (index_t j : plan.empty_last) {
+                        coded_set_index(spec, (first + p) * out_plane + r * out_len + j, base);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    // Row by row over the axes before the last.
     for (index_t p = 0; p < count; ++p) {
         const std::int64_t base = ((first + p) % spec.plane_modulus) * g.in_plane;
         std::int64_t* const out64 =
@@ -815,16 +1073,21 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
         std::int32_t* const out32 =
             spec.out32 != nullptr ? spec.out32 + (first + p) * out_plane : nullptr;
         for (index_t r = 0; r < out_rows; ++r) {
-            std::int64_t row_start = 0;
-            bool row_empty = false;
-            for (index_t a = 0; a + 1 < n; ++a) {
-                index_t w = g.offset[a] + at[a];
-                row_start += g.begin[w] * plan.plane_stride[a];
-                row_empty = row_empty || g.count[w] == 0;
-            }
+            const std::int64_t row_start = plan.row_start[r];
+            const bool row_empty = plan.row_empty[r] != 0;
             const A* best = d + (p * out_rows + r) * pitch;
             const U* code = c + (p * out_rows + r) * pitch;
-            if (pitch != out_len) narrow_row(best, out + p * out_plane + r * out_len, out_len);
+            if constexpr (keyed) {
+                S empty;
+                empty.bits = half_of_key(empty_value);
+                if (pitch != out_len || shared || row_empty || !plan.empty_last.empty()) {
+                    coded_half_row(out + p * out_plane + r * out_len, best, code, rel, h.begin,
+                                   source + p * g.in_plane, row_start, out_len, row_empty,
+                                   plan.empty_last, empty, pitch == out_len);
+                }
+            } else if (pitch != out_len) {
+                narrow_row(best, out + p * out_plane + r * out_len, out_len);
+            }
             if (out64 != nullptr) {
                 coded_indices(out64 + r * out_len, code, rel, h.begin, base, row_start, out_len,
                               wrap ? offset_modulus : 0, row_empty, plan.empty_last);
@@ -832,7 +1095,6 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
                 coded_indices(out32 + r * out_len, code, rel, h.begin, base, row_start, out_len,
                               wrap ? offset_modulus : 0, row_empty, plan.empty_last);
             }
-            for (index_t a = n - 2; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
         }
     }
 }

@@ -185,6 +185,132 @@ inline void coded_taps8(float* d, std::uint32_t* c, const float* r, const std::u
     }
 }
 
+// Sixteen (V = __m256i) or eight (V = __m128i) entries of coded_taps16 from entry i on.
+template <bool Codes, class V, class Offset>
+inline void coded_taps16_at(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
+                            const std::uint16_t* rc, index_t taps, Offset offset,
+                            std::uint16_t place, index_t i) {
+    constexpr bool wide = sizeof(V) == 32;
+    auto load = [](const void* at) -> V {
+        if constexpr (wide) {
+            return _mm256_loadu_si256(static_cast<const __m256i*>(at));
+        } else {
+            return _mm_loadu_si128(static_cast<const __m128i*>(at));
+        }
+    };
+    auto store = [](void* at, V v) {
+        if constexpr (wide) {
+            _mm256_storeu_si256(static_cast<__m256i*>(at), v);
+        } else {
+            _mm_storeu_si128(static_cast<__m128i*>(at), v);
+        }
+    };
+    V best = load(r + i);
+    V code = Codes ? load(rc + i) : V{};  // (V{}: zeros)
+    for (index_t t = 1; t < taps; ++t) {
+        const index_t at = i + offset(t);
+        const V value = load(r + at);
+        const short add = static_cast<short>(
+            static_cast<std::uint16_t>(static_cast<std::uint32_t>(t) * place));
+        if constexpr (wide) {
+            const __m256i candidate =
+                Codes ? _mm256_add_epi16(load(rc + at), _mm256_set1_epi16(add))
+                      : _mm256_set1_epi16(add);
+            const __m256i better = _mm256_cmpgt_epi16(value, best);
+            best = _mm256_max_epi16(best, value);
+            code = _mm256_blendv_epi8(code, candidate, better);
+        } else {
+            const __m128i candidate =
+                Codes ? _mm_add_epi16(load(rc + at), _mm_set1_epi16(add)) : _mm_set1_epi16(add);
+            const __m128i better = _mm_cmpgt_epi16(value, best);
+            best = _mm_max_epi16(best, value);
+            code = _mm_blendv_epi8(code, candidate, better);
+        }
+    }
+    store(d + i, best);
+    store(c + i, code);
+}
+
+// coded_taps8 for int16 keys and uint16 codes (max_coded.hpp's half_key), sixteen entries at
+// a time: returns the entries done, n when n >= 8 (the last vector overlaps the one before,
+// recomputing some entries from the same inputs: d, c must not overlap r, rc), else 0 (left
+// to the caller). A key replaces the best only when larger (ties keep the earlier tap), so
+// the best key is the plain maximum and the code follows the comparison.
+template <bool Codes, class Offset>
+inline index_t coded_taps16(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
+                            const std::uint16_t* rc, index_t taps, Offset offset,
+                            std::uint16_t place, index_t n) {
+    if (n < 8) return 0;
+    if (n < 16) {
+        coded_taps16_at<Codes, __m128i>(d, c, r, rc, taps, offset, place, 0);
+        coded_taps16_at<Codes, __m128i>(d, c, r, rc, taps, offset, place, n - 8);
+        return n;
+    }
+    index_t i = 0;
+    for (; i + 16 <= n; i += 16) coded_taps16_at<Codes, __m256i>(d, c, r, rc, taps, offset, place, i);
+    if (i < n) coded_taps16_at<Codes, __m256i>(d, c, r, rc, taps, offset, place, n - 16);
+    return n;
+}
+
+// to[j] = from[j * step] for 16-bit elements, eight at a time by 32-bit gathers (each reads
+// from[j * step + 1] too, so only j + 1 < n): returns the entries done, the rest left to the
+// caller.
+inline index_t pick16(const std::uint16_t* from, std::uint16_t* to, index_t step, index_t n) {
+    const __m256i lanes = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                             _mm256_set1_epi32(static_cast<int>(step)));
+    const __m256i low = _mm256_set1_epi32(0xffff);
+    const int* base = reinterpret_cast<const int*>(from);
+    index_t j = 0;
+    for (; j + 9 <= n; j += 8) {
+        const __m256i at = _mm256_add_epi32(lanes, _mm256_set1_epi32(static_cast<int>(j * step)));
+        const __m256i pairs = _mm256_and_si256(_mm256_i32gather_epi32(base, at, 2), low);
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(pairs, pairs), 0x08);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + j), _mm256_castsi256_si128(packed));
+    }
+    return j;
+}
+
+// max_coded.hpp's half_keys on the bits of 16-bit floats (infinity: the bits of +inf),
+// sixteen at a time: entries [0, returned), the rest left to the caller.
+inline index_t half_keys16(const std::uint16_t* bits, std::int16_t* keys, index_t n,
+                           int infinity) {
+    const __m256i magnitude_bits = _mm256_set1_epi16(0x7fff);
+    const __m256i inf = _mm256_set1_epi16(static_cast<short>(infinity));
+    const __m256i nan_key = _mm256_set1_epi16(static_cast<short>(-32768));
+    index_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits + i));
+        const __m256i magnitude = _mm256_and_si256(v, magnitude_bits);
+        const __m256i negative = _mm256_srai_epi16(v, 15);  // all ones for a negative sign
+        const __m256i key =
+            _mm256_sub_epi16(_mm256_xor_si256(magnitude, negative), negative);
+        const __m256i nan = _mm256_cmpgt_epi16(magnitude, inf);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys + i),
+                            _mm256_blendv_epi8(key, nan_key, nan));
+    }
+    return i;
+}
+
+// max_coded.hpp's half_of_key for keys [0, returned) (sixteen at a time, the rest left to
+// the caller) into bits; *shared set to 1 when one of them is 0 or the NaN key.
+inline index_t half_of_keys16(const std::int16_t* keys, std::uint16_t* bits, index_t n,
+                              int* shared) {
+    const __m256i sign = _mm256_set1_epi16(static_cast<short>(0x8000));
+    const __m256i nan_key = sign;
+    __m256i odd = _mm256_setzero_si256();
+    index_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + i));
+        const __m256i value = _mm256_or_si256(_mm256_abs_epi16(k),
+                                              _mm256_and_si256(_mm256_srai_epi16(k, 15), sign));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(bits + i), value);
+        odd = _mm256_or_si256(odd, _mm256_or_si256(_mm256_cmpeq_epi16(k, _mm256_setzero_si256()),
+                                                   _mm256_cmpeq_epi16(k, nan_key)));
+    }
+    if (!_mm256_testz_si256(odd, odd)) *shared = 1;
+    return i;
+}
+
 // The phases of 8 consecutive groups of S 32-bit elements at `from` (max_coded.hpp's
 // coded_phases): phase q (elements q, q + S, ..., q + 7S) stored at to + q * block. Each
 // phase's lanes are permuted out of the S loaded vectors and blended together; a copy, so
