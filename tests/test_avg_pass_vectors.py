@@ -119,11 +119,12 @@ EIGHT_BIT_ORDERS = [
 # int8 / uint8 windows strided along rows, summed in int32 eight rows at a time in columns
 # (simd/avg_columns_avx2.hpp in AVX2 builds): the input rows themselves (one axis, or a last
 # axis summed first), and int32 partial sums of earlier passes (three axes, outermost first);
-# one tap (a plain subsample), two taps, wide dilations, groups of fewer than eight rows and
-# rows longer than the columns held at once; blocks of 16 rows or more (fewer go row by row:
-# 2x12x854 has blocks of 19 rows and of 5).
+# two taps, wide dilations, groups of fewer than eight rows and rows longer than the columns
+# held at once; blocks of 16 rows or more (fewer go row by row: 2x12x854 has blocks of 19
+# rows and of 5), and one-tap windows (a plain subsample), which stay row by row.
 # (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
 EIGHT_BIT_COLUMNS = [
+    ((2, 12, 854), (2,), (2,), (0,), (0,), (3,), "floor", "same_upper"),
     ((2, 12, 854), (1,), (2,), (0,), (0,), (1,), "floor", "same_upper"),
     ((1, 40, 301), (4,), (3,), (2,), (1,), (3,), "ceil", "explicit"),
     ((1, 20, 203), (3,), (4,), (2,), (1,), (97,), "ceil", "explicit"),
