@@ -2,7 +2,8 @@
 few for the plane blocks, through their vector loops: 16-bit float runs widened in registers
 (every float16 / bfloat16 sum of runs), dense sums for 16-bit floats strided two apart along
 rows, windows strided along rows summed eight rows at a time in columns
-(simd/avg_columns_avx2.hpp: float32 sums of float32 / float16 / bfloat16 rows; groups of
+(simd/avg_columns_avx2.hpp: float32 sums of float32 / float16 / bfloat16 rows, int32 sums
+of int8 / uint8 rows and of int32 partial sums; groups of
 eight rows and a last group of fewer, rows longer than the columns held at once, wide
 dilations), float16 / bfloat16 averages narrowed eight at a time, and int64 inputs summed in
 int32 when their range allows. Each must give the oracle's values and the same bits in both
@@ -115,6 +116,26 @@ EIGHT_BIT_ORDERS = [
 ]
 
 
+# int8 / uint8 windows strided along rows, summed in int32 eight rows at a time in columns
+# (simd/avg_columns_avx2.hpp in AVX2 builds): the input rows themselves (one axis, or a last
+# axis summed first), and int32 partial sums of earlier passes (three axes, outermost first);
+# two taps, wide dilations, groups of fewer than eight rows and rows longer than the columns
+# held at once; blocks of 16 rows or more (fewer go row by row: 2x12x854 has blocks of 19
+# rows and of 5), and one-tap windows (a plain subsample), which stay row by row.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+EIGHT_BIT_COLUMNS = [
+    ((2, 12, 854), (2,), (2,), (0,), (0,), (3,), "floor", "same_upper"),
+    ((2, 12, 854), (1,), (2,), (0,), (0,), (1,), "floor", "same_upper"),
+    ((1, 40, 301), (4,), (3,), (2,), (1,), (3,), "ceil", "explicit"),
+    ((1, 20, 203), (3,), (4,), (2,), (1,), (97,), "ceil", "explicit"),
+    ((1, 6, 17, 19), (6, 1), (1, 4), (3, 0), (5, 0), (2, 1), "ceil_torch", "explicit"),
+    ((1, 3, 31, 31, 17), (7, 7, 2), (4, 1, 2), (0, 0, 1), (0, 5, 0), (1, 2, 3),
+     "ceil_torch", "explicit"),
+    ((1, 2, 13, 11, 20), (6, 2, 3), (4, 4, 3), (1, 0, 0), (2, 0, 1), (1, 1, 3),
+     "ceil_torch", "explicit"),
+]
+
+
 def _pool_eight_bit(case, x):
     _shape, kernel, strides, begin, end, dil, rounding, auto = case
     return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=e,
@@ -122,7 +143,7 @@ def _pool_eight_bit(case, x):
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])
-@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS)
+@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS)
 def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
     """Random values and whole rows and planes at the type's extremes (the largest sums),
     both divisor rules: the oracle's values, rounded half to even."""
@@ -139,7 +160,7 @@ def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS)
+@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS)
 def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
     """Each plane gets the bytes of that plane alone, with one or two threads (row parts for
     the few-plane calls), and both builds agree."""
@@ -155,3 +176,4 @@ def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
         _assert_builds_agree_bitwise(monkeypatch, lambda: [
             r for dtype in (np.int8, np.uint8)
             for r in _pool_eight_bit(case, values.astype(dtype))])
+

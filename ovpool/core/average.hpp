@@ -376,7 +376,13 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     }
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (simd::has_columns<Src, A>) {
-        if (outer >= 4 && simd::columns_suit(w)) {
+        // (Integer sums: from 16 rows, else the part-empty groups of eight and the set-up per
+        // call cost more than the dense sums save: int8 1x68x3813 k4 s3 d3, in blocks of four
+        // rows, 1.10 -> 1.76 M instructions a call; and windows of two taps or more: one-tap
+        // windows, a plain subsample, are no faster transposed in and out: int8 8x38x854 k1
+        // s2, 0.086 -> 0.093 ms on one thread.)
+        const bool floats = std::is_floating_point<A>::value;
+        if (outer >= (floats ? 4 : 16) && (floats || w.taps > 1) && simd::columns_suit(w)) {
             // Strided windows, eight rows at a time in columns (simd/avg_columns_avx2.hpp).
             simd::columns_last_axis(src, dst, w, outer);
             return;
