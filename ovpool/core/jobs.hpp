@@ -321,7 +321,7 @@ class MaxJob {
                 if (coded_.usable && !coded_.phased && empty_key_ != 0 &&
                     empty_key_ != half_nan_key) {
                     keyed_ = true;
-                    coded_output_tables(coded_, g_);
+                    coded_output_tables(coded_, g_, planes);
                     block_ = coded_block(workers);
                     per_worker_ = coded_.scratch() + block_ * g_.in_plane;
                     keys_ = allocate<std::int16_t>(workers * per_worker_);
@@ -333,7 +333,7 @@ class MaxJob {
             // of planes as in AvgJob.
             coded_ = make_coded_plan(g_, std::numeric_limits<U>::max(), 1, sizeof(A));
             if (coded_.usable) {
-                coded_output_tables(coded_, g_);
+                coded_output_tables(coded_, g_, planes);
                 block_ = coded_block(workers);
                 per_worker_ = coded_.scratch();
                 if constexpr (is_half_float<S>) per_worker_ += block_ * g_.in_plane;

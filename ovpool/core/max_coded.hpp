@@ -270,9 +270,10 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
     p.usable = true;
 }
 
-// Fills p's output tables (row_start, row_empty, empty_rows, start) for g: once, for the plan
+// Fills p's output tables (row_start, row_empty, empty_rows, start) for g and a job of
+// `planes` planes: once, for the plan
 // a job keeps (max_planes_coded reads them).
-inline void coded_output_tables(CodedPlan& p, const Geometry& g) {
+inline void coded_output_tables(CodedPlan& p, const Geometry& g, index_t planes) {
     const index_t n = g.naxes;
     AxisTable h = axis_table(g, n - 1);
     const index_t out_rows = g.out_plane / h.out_len;
@@ -290,7 +291,10 @@ inline void coded_output_tables(CodedPlan& p, const Geometry& g) {
         if (empty) p.empty_rows.push_back(r);
         for (index_t a = n - 2; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
     }
-    if (g.out_plane <= coded_flat_outputs) {
+    // (Built per call, so only where it is read for several planes of several output rows:
+    // planes of one row have it in h.begin already, and building a copy made one 1-D uint8
+    // plane 258089 -> 129045 with indices 28% slower.)
+    if (out_rows > 1 && planes > 1 && g.out_plane <= coded_flat_outputs) {
         p.start.resize(static_cast<std::size_t>(g.out_plane));
         for (index_t r = 0; r < out_rows; ++r) {
             for (index_t j = 0; j < h.out_len; ++j) {
@@ -495,16 +499,6 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
         }
     }
 #endif
-#if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (sizeof(Src) == 2 && std::is_same<Src, A>::value) {
-        // (16-bit values: each column gathered, eight rows at a time.)
-        for (index_t k = lo; k < hi; ++k) {
-            o = simd::pick16(reinterpret_cast<const std::uint16_t*>(x + k),
-                             reinterpret_cast<std::uint16_t*>(columns + (k - lo) * rows),
-                             h.length, rows);
-        }
-    }
-#endif
     for (; o < rows && lo < hi; ++o) {
         const Src* row = x + o * h.length;
         for (index_t k = lo; k < hi; ++k) columns[(k - lo) * rows + o] = load<A>(row[k]);
@@ -562,18 +556,8 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
         const U* from_code = run_codes + o * h.length;
         A* to = d + o * pitch + h.lo;
         U* to_code = c + o * pitch + h.lo;
-        index_t j = 0, k = 0;
-#if OVPOOL_CORE_HAVE_AVX2
-        if constexpr (sizeof(A) == 2 && sizeof(U) == 2) {
-            // (16-bit elements: gathered, eight at a time.)
-            j = simd::pick16(reinterpret_cast<const std::uint16_t*>(from),
-                             reinterpret_cast<std::uint16_t*>(to), step, n);
-            k = simd::pick16(reinterpret_cast<const std::uint16_t*>(from_code),
-                             reinterpret_cast<std::uint16_t*>(to_code), step, n);
-        }
-#endif
-        for (; j < n; ++j) to[j] = from[j * step];
-        for (; k < n; ++k) to_code[k] = from_code[k * step];
+        for (index_t j = 0; j < n; ++j) to[j] = from[j * step];
+        for (index_t j = 0; j < n; ++j) to_code[j] = from_code[j * step];
     }
 }
 
@@ -601,13 +585,6 @@ void coded_phases(const Src* x, A* phases, index_t rows, index_t width, index_t 
                                                           reinterpret_cast<float*>(to), block,
                                                           full);
                 j = full;
-            }
-        }
-        if constexpr (sizeof(Src) == 2 && std::is_same<Src, A>::value) {
-            // (16-bit elements: each phase gathered, eight elements at a time.)
-            for (index_t q = 0; q < step; ++q) {
-                j = simd::pick16(reinterpret_cast<const std::uint16_t*>(row + q),
-                                 reinterpret_cast<std::uint16_t*>(to + q * block), step, full);
             }
         }
 #endif

@@ -252,24 +252,6 @@ inline index_t coded_taps16(std::int16_t* d, std::uint16_t* c, const std::int16_
     return n;
 }
 
-// to[j] = from[j * step] for 16-bit elements, eight at a time by 32-bit gathers (each reads
-// from[j * step + 1] too, so only j + 1 < n): returns the entries done, the rest left to the
-// caller.
-inline index_t pick16(const std::uint16_t* from, std::uint16_t* to, index_t step, index_t n) {
-    const __m256i lanes = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                             _mm256_set1_epi32(static_cast<int>(step)));
-    const __m256i low = _mm256_set1_epi32(0xffff);
-    const int* base = reinterpret_cast<const int*>(from);
-    index_t j = 0;
-    for (; j + 9 <= n; j += 8) {
-        const __m256i at = _mm256_add_epi32(lanes, _mm256_set1_epi32(static_cast<int>(j * step)));
-        const __m256i pairs = _mm256_and_si256(_mm256_i32gather_epi32(base, at, 2), low);
-        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(pairs, pairs), 0x08);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + j), _mm256_castsi256_si128(packed));
-    }
-    return j;
-}
-
 // max_coded.hpp's half_keys on the bits of 16-bit floats (infinity: the bits of +inf),
 // sixteen at a time: entries [0, returned), the rest left to the caller.
 inline index_t half_keys16(const std::uint16_t* bits, std::int16_t* keys, index_t n,
