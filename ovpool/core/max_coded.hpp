@@ -638,26 +638,12 @@ void coded_phased_rows(const Src* x, A* d, U* c, A* phases, index_t rows, const 
         return;
     }
 #endif
-    index_t done = 0;
-#if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (std::is_same<A, std::int16_t>::value && std::is_same<U, std::uint16_t>::value) {
-        // (Sixteen entries at a time; fewer than eight by the loops below.)
-        const A* first = tap(0);
-        std::vector<index_t> offsets(static_cast<std::size_t>(h.taps));
-        for (index_t t = 0; t < h.taps; ++t) offsets[t] = tap(t) - first;
-        const index_t* at = offsets.data();
-        auto offset = [at](index_t t) { return at[t]; };
-        done = simd::coded_taps16<false>(d + h.lo, c + h.lo, first,
-                                         static_cast<const U*>(nullptr), h.taps, offset,
-                                         static_cast<U>(place), n);
-    }
-#endif
-    coded_first2(d + h.lo + done, c + h.lo + done, tap(0) + done, tap(1) + done,
-                 static_cast<const U*>(nullptr), static_cast<const U*>(nullptr),
-                 static_cast<U>(place), n - done);
+    // (16-bit keys never come here: MaxJob keeps the float32 passes for phased rows.)
+    coded_first2(d + h.lo, c + h.lo, tap(0), tap(1), static_cast<const U*>(nullptr),
+                 static_cast<const U*>(nullptr), static_cast<U>(place), n);
     for (index_t t = 2; t < h.taps; ++t) {
-        coded_next(d + h.lo + done, c + h.lo + done, tap(t) + done,
-                   static_cast<const U*>(nullptr), static_cast<U>(t * place), n - done);
+        coded_next(d + h.lo, c + h.lo, tap(t), static_cast<const U*>(nullptr),
+                   static_cast<U>(t * place), n);
     }
 }
 
