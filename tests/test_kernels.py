@@ -388,7 +388,8 @@ def test_tap_code_edge_columns_match_the_oracle(dtype):
     (planes of 16 rows and more: such blocks for any thread count), reduced column by column:
     32-bit values copy their columns in, and the results of groups of eight windows or more
     out, eight rows by eight columns at a time (AVX2 builds); 16-bit keys (float16, bfloat16)
-    gather their columns in eight rows at a time (AVX2 builds); the other rows one by one. Row counts that are and are not multiples of eight;
+    copy their columns in eight rows by eight columns at a time too (AVX2 builds); the other
+    rows one by one. Row counts that are and are not multiples of eight;
     rows shorter than eight (no vector copy) and longer; edge groups of more than eight
     windows (several column blocks), of fewer, and rows of edge windows only; stride 1 (in
     place) and strides 2 and 3 (phased rows and picked runs); dilated windows; empty windows;
@@ -422,10 +423,11 @@ def test_16bit_float_keys_match_the_oracle(dtype):
     negated for a negative sign, every NaN below -inf): every bit pattern, NaN payloads and
     signed zeros among them, whose winners' values come back from the keys, or (zeros and
     NaNs) from the input at the winner's offset; windows of stride 1 (runs in place) and
-    strided over rows shorter than 32 (picked from runs, eight at a time in AVX2 builds; longer
-    strided rows go by their phases in float32), runs of 16 entries and more, of 8 to 15 (two
-    overlapping half vectors) and fewer than 8 (the loops), empty windows (padding past the
-    input); int64 and int32 indices."""
+    strided over rows shorter than 32 (picked from runs) or longer (split into their phases:
+    in AVX2 builds by byte shuffles of 16 groups a vector, 8 to 15 groups by half vectors, the
+    last ones overlapping, fewer than 8 and steps above 4 by the loops), runs of 16 entries and
+    more, of 8 to 15 (two overlapping half vectors) and fewer than 8 (the loops), empty windows
+    (padding past the input); int64 and int32 indices."""
     if dtype == "bfloat16":
         dtype = ml_dtypes.bfloat16
     x = _every_16bit_pattern_shuffled(dtype, (1, 2, 128, 260), 73)
@@ -436,7 +438,12 @@ def test_16bit_float_keys_match_the_oracle(dtype):
                                              ((3, 2), (2, 3), 0, (1, 0), 1)]),
                            ((1, 3, 40, 12), [((3, 2), (2, 1), (1, 1), (1, 1), 1),
                                              ((2, 3), (1, 2), (0, 1), (0, 5), (1, 2))]),
-                           ((2, 2, 30, 5), [((4, 2), (1, 1), (1, 0), (2, 1), (2, 1))])]:
+                           ((2, 2, 30, 5), [((4, 2), (1, 1), (1, 0), (2, 1), (2, 1))]),
+                           # phased rows of 12, 9, 7 and 18 groups (steps 3, 4, 5, 2)
+                           ((1, 3, 20, 37), [((2, 3), (1, 3), (1, 1), (0, 2), (1, 2)),
+                                             ((3, 2), (2, 4), 0, (1, 3), 1),
+                                             ((1, 4), (1, 5), (0, 1), (0, 1), (1, 2)),
+                                             ((2, 2), (1, 2), 0, 0, (2, 1))])]:
         x = _every_16bit_pattern_shuffled(dtype, shape, 79)
         x.reshape(-1)[:20] = np.nan  # whole-NaN windows
         _assert_windows_match(x, windows)
@@ -447,13 +454,15 @@ def test_16bit_float_keys_keep_their_bits(monkeypatch):
     """The int16-key passes of float16 and bfloat16 give the same bits and indices from both
     builds (vector keys, runs, picks and value conversions in AVX2 builds, loops in the
     baseline) on every bit pattern."""
-    xs = [_every_16bit_pattern_shuffled(t, (1, 2, 128, 260), 83)
-          for t in (np.float16, ml_dtypes.bfloat16)]
+    xs = [_every_16bit_pattern_shuffled(t, shape, 83)
+          for t in (np.float16, ml_dtypes.bfloat16)
+          for shape in [(1, 2, 128, 260), (1, 3, 40, 37)]]
     _assert_builds_agree_bitwise(monkeypatch, lambda: [
         ovpool.max_pool(x, k, s, p, p, dilations=d, rounding_type="ceil_torch")
         for x in xs
         for k, s, p, d in [((3, 2), 1, 1, (1, 2)), ((2, 3), (2, 3), 1, 1),
-                           ((2, 4), (1, 4), 0, (1, 2))]])
+                           ((2, 4), (1, 4), 0, (1, 2)), ((1, 3), (1, 2), 1, (1, 3)),
+                           ((2, 2), (1, 5), 0, 1)]])
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
@@ -494,7 +503,7 @@ def test_tap_code_table_indices_match_the_oracle(dtype):
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
 def test_phased_last_axis_tap_codes_keep_their_bits(monkeypatch):
     """Signed zeros and NaN payloads through the phased last-axis passes (float32, and float16
-    widened first) and int8 table indices: the same bits and indices from both builds and
+    as int16 keys) and int8 table indices: the same bits and indices from both builds and
     from one and two threads."""
     rng = np.random.default_rng(61)
     x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0], np.float32), size=(2, 5, 9, 61))

@@ -316,10 +316,7 @@ class MaxJob {
                 empty_key_ = half_key<S>(store<S>(empty_value_).bits);
                 coded_ = make_coded_plan(g_, std::numeric_limits<std::uint16_t>::max(), 1,
                                          sizeof(std::int16_t));
-                // (Not when the last axis goes by its rows' phases: splitting 16-bit rows into
-                // phases, gathered, measured slower on AMD EPYC than the float32 path.)
-                if (coded_.usable && !coded_.phased && empty_key_ != 0 &&
-                    empty_key_ != half_nan_key) {
+                if (coded_.usable && empty_key_ != 0 && empty_key_ != half_nan_key) {
                     keyed_ = true;
                     coded_output_tables(coded_, g_, planes);
                     block_ = coded_block(workers);

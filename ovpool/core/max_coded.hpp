@@ -498,6 +498,10 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
                                        reinterpret_cast<float*>(columns), rows, h.length, lo, hi);
         }
     }
+    if constexpr (std::is_same<Src, std::int16_t>::value && std::is_same<A, std::int16_t>::value) {
+        // (16-bit keys: eight rows by eight columns at a time, as above.)
+        if (lo < hi && h.length >= 8) o = simd::columns_of_rows8(x, columns, rows, h.length, lo, hi);
+    }
 #endif
     for (; o < rows && lo < hi; ++o) {
         const Src* row = x + o * h.length;
@@ -587,6 +591,14 @@ void coded_phases(const Src* x, A* phases, index_t rows, index_t width, index_t 
                 j = full;
             }
         }
+        // (16-bit keys, eight or sixteen groups at a time: byte shuffles of the row's vectors.)
+        if constexpr (Step > 0 && std::is_same<Src, std::int16_t>::value &&
+                      std::is_same<A, std::int16_t>::value) {
+            if (full >= 8) {
+                simd::row_phases16<static_cast<int>(Step)>(row, to, block, full);
+                j = full;
+            }
+        }
 #endif
         for (; j < full; ++j) {
             for (index_t q = 0; q < step; ++q) to[q * block + j] = load<A>(row[j * step + q]);
@@ -638,12 +650,27 @@ void coded_phased_rows(const Src* x, A* d, U* c, A* phases, index_t rows, const 
         return;
     }
 #endif
-    // (16-bit keys never come here: MaxJob keeps the float32 passes for phased rows.)
-    coded_first2(d + h.lo, c + h.lo, tap(0), tap(1), static_cast<const U*>(nullptr),
-                 static_cast<const U*>(nullptr), static_cast<U>(place), n);
+    index_t done = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<A, std::int16_t>::value && std::is_same<U, std::uint16_t>::value) {
+        // (16-bit keys, sixteen entries at a time; fewer than eight by the loops below.)
+        const A* first = tap(0);
+        std::vector<index_t> offsets(static_cast<std::size_t>(h.taps));
+        for (index_t t = 0; t < h.taps; ++t) offsets[t] = tap(t) - first;
+        const index_t* at = offsets.data();
+        auto offset = [at](index_t t) { return at[t]; };
+        done = simd::coded_taps16<false>(d + h.lo, c + h.lo, first,
+                                         static_cast<const U*>(nullptr), h.taps, offset,
+                                         static_cast<U>(place), n);
+    }
+#endif
+    if (done == n) return;
+    coded_first2(d + h.lo + done, c + h.lo + done, tap(0) + done, tap(1) + done,
+                 static_cast<const U*>(nullptr), static_cast<const U*>(nullptr),
+                 static_cast<U>(place), n - done);
     for (index_t t = 2; t < h.taps; ++t) {
-        coded_next(d + h.lo, c + h.lo, tap(t), static_cast<const U*>(nullptr),
-                   static_cast<U>(t * place), n);
+        coded_next(d + h.lo + done, c + h.lo + done, tap(t) + done,
+                   static_cast<const U*>(nullptr), static_cast<U>(t * place), n - done);
     }
 }
 

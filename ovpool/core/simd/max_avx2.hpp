@@ -325,14 +325,98 @@ inline void row_phases8(const float* row, float* to, index_t block, index_t full
     if (j < full) phases8<S>(row + (full - 8) * S, to + full - 8, block);
 }
 
+// The byte shuffles of phases16: mask [q][v] moves, within 16 bytes, the 16-bit elements of
+// phase q (elements q, q + S, ..., q + 7S of eight groups of S) held by the group's vector v
+// (elements 8v .. 8v + 7) to their places in the phase; the other bytes are zeroed (0x80).
+template <int S>
+struct PhaseMasks16 {
+    std::uint8_t m[S][S][16];
+};
+
+template <int S>
+constexpr PhaseMasks16<S> make_phase_masks16() {
+    PhaseMasks16<S> p{};
+    for (int q = 0; q < S; ++q) {
+        for (int v = 0; v < S; ++v) {
+            for (int j = 0; j < 8; ++j) {
+                const int e = j * S + q;
+                const bool mine = e / 8 == v;
+                p.m[q][v][2 * j] = mine ? static_cast<std::uint8_t>(2 * (e % 8)) : 0x80;
+                p.m[q][v][2 * j + 1] = mine ? static_cast<std::uint8_t>(2 * (e % 8) + 1) : 0x80;
+            }
+        }
+    }
+    return p;
+}
+
+template <int S>
+inline constexpr PhaseMasks16<S> phase_masks16 = make_phase_masks16<S>();
+
+// The phases of 16 (V = __m256i) or 8 (V = __m128i) consecutive groups of S 16-bit elements
+// at `from` (max_coded.hpp's coded_phases): phase q stored at to + q * block. Each phase is
+// the OR of one byte shuffle of each of the S vectors of eight groups (a 256-bit vector holds
+// the first eight groups in its low half, the next eight in its high half). No gathers; a
+// copy, so the bits are the scalar loop's.
+template <int S, class V>
+inline void phases16_at(const std::int16_t* from, std::int16_t* to, index_t block) {
+    static_assert(S >= 2 && S <= 8, "one to eight vectors per phase");
+    constexpr bool wide = sizeof(V) == 32;
+    V in[S];
+    for (int v = 0; v < S; ++v) {
+        const __m128i low = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 8 * v));
+        if constexpr (wide) {
+            const __m128i high =
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 8 * S + 8 * v));
+            in[v] = _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1);
+        } else {
+            in[v] = low;
+        }
+    }
+    for (int q = 0; q < S; ++q) {
+        V phase;
+        for (int v = 0; v < S; ++v) {
+            const __m128i m =
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(phase_masks16<S>.m[q][v]));
+            if constexpr (wide) {
+                const __m256i part = _mm256_shuffle_epi8(in[v], _mm256_broadcastsi128_si256(m));
+                phase = v == 0 ? part : _mm256_or_si256(phase, part);
+            } else {
+                const __m128i part = _mm_shuffle_epi8(in[v], m);
+                phase = v == 0 ? part : _mm_or_si128(phase, part);
+            }
+        }
+        if constexpr (wide) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + q * block), phase);
+        } else {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to + q * block), phase);
+        }
+    }
+}
+
+// Groups j in [0, full) of a row of 16-bit elements split into phases as above (full >= 8:
+// the last eight or sixteen groups overlap the ones before, rewriting the same values).
+template <int S>
+inline void row_phases16(const std::int16_t* row, std::int16_t* to, index_t block, index_t full) {
+    if (full < 16) {
+        phases16_at<S, __m128i>(row, to, block);
+        if (full > 8) phases16_at<S, __m128i>(row + (full - 8) * S, to + full - 8, block);
+        return;
+    }
+    index_t j = 0;
+    for (; j + 16 <= full; j += 16) phases16_at<S, __m256i>(row + j * S, to + j, block);
+    if (j < full) phases16_at<S, __m256i>(row + (full - 16) * S, to + full - 16, block);
+}
+
 // columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
-// rows - rows % 8 (returned; the rest is the caller's), 32-bit elements, width >= 8: eight
-// rows by eight columns at a time through transpose_block, each row read in bounds (the last
-// block of columns starts at most at width - 8; columns outside [lo, hi) or already written
-// go to a spare row).
-inline index_t columns_of_rows8(const float* x, float* columns, index_t rows, index_t width,
-                                index_t lo, index_t hi) {
-    alignas(32) float spare[8];
+// rows - rows % 8 (returned; the rest is the caller's), 32- or 16-bit elements T, width >= 8:
+// eight rows by eight columns at a time through transpose_block, each row read in bounds (the
+// last block of columns starts at most at width - 8; columns outside [lo, hi) or already
+// written go to a spare row).
+template <class T>
+inline index_t columns_of_rows8(const T* x, T* columns, index_t rows, index_t width, index_t lo,
+                                index_t hi) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 2, "32- or 16-bit elements");
+    alignas(32) T spare[8];
     const void* src[8];
     void* dst[8];
     index_t o = 0;
@@ -344,7 +428,7 @@ inline index_t columns_of_rows8(const float* x, float* columns, index_t rows, in
                 dst[k] = at + k >= c && at + k < end ? columns + (at + k - lo) * rows + o
                                                      : static_cast<void*>(spare);
             }
-            transpose_block<4>(src, dst);
+            transpose_block<static_cast<int>(sizeof(T))>(src, dst);
         }
     }
     return o;

@@ -1,6 +1,6 @@
 // AVX2 transposes: eight vectors of 32-bit lanes in registers, two 16x16 byte matrices in
-// registers, and square blocks of 4- and 8-byte elements (8x8 and 4x4: one 32-byte vector per
-// row) between rows given by pointers.
+// registers, and square blocks of 2-, 4- and 8-byte elements (8x8, 8x8 and 4x4: one 16- or
+// 32-byte vector per row) between rows given by pointers.
 // Only the bits move (shuffles, no arithmetic), so the result is the scalar copy's, NaN
 // payloads included.
 //
@@ -52,16 +52,38 @@ inline void transpose16x16_bytes(__m256i* m) {
     }
 }
 
-// Elements of `Bytes` bytes in one 32-byte vector: the side of transpose_block's square.
+// Elements of `Bytes` bytes in one 32-byte vector (16-byte for 2-byte elements): the side of
+// transpose_block's square.
 template <int Bytes>
-constexpr index_t block_side = 32 / Bytes;
+constexpr index_t block_side = Bytes == 2 ? 8 : 32 / Bytes;
 
 // dst[i][k] = src[k][i] for i, k in [0, block_side<Bytes>): each src[k] and dst[i] points to
-// one row of block_side elements of Bytes (4 or 8) bytes.
+// one row of block_side elements of Bytes (2, 4 or 8) bytes.
 template <int Bytes>
 inline void transpose_block(const void* const* src, void* const* dst) {
-    static_assert(Bytes == 4 || Bytes == 8, "4- or 8-byte elements");
-    if constexpr (Bytes == 4) {
+    static_assert(Bytes == 2 || Bytes == 4 || Bytes == 8, "2-, 4- or 8-byte elements");
+    if constexpr (Bytes == 2) {
+        // (Three rounds of interleaves: 16-, 32- then 64-bit.)
+        __m128i m[8], t[8];
+        for (int k = 0; k < 8; ++k) {
+            m[k] = _mm_loadu_si128(static_cast<const __m128i*>(src[k]));
+        }
+        for (int i = 0; i < 8; i += 2) {
+            t[i] = _mm_unpacklo_epi16(m[i], m[i + 1]);
+            t[i + 1] = _mm_unpackhi_epi16(m[i], m[i + 1]);
+        }
+        for (int i = 0; i < 8; i += 4) {
+            m[i] = _mm_unpacklo_epi32(t[i], t[i + 2]);
+            m[i + 1] = _mm_unpackhi_epi32(t[i], t[i + 2]);
+            m[i + 2] = _mm_unpacklo_epi32(t[i + 1], t[i + 3]);
+            m[i + 3] = _mm_unpackhi_epi32(t[i + 1], t[i + 3]);
+        }
+        for (int i = 0; i < 4; ++i) {
+            _mm_storeu_si128(static_cast<__m128i*>(dst[2 * i]), _mm_unpacklo_epi64(m[i], m[i + 4]));
+            _mm_storeu_si128(static_cast<__m128i*>(dst[2 * i + 1]),
+                             _mm_unpackhi_epi64(m[i], m[i + 4]));
+        }
+    } else if constexpr (Bytes == 4) {
         __m256 m[8];
         for (int k = 0; k < 8; ++k) m[k] = _mm256_loadu_ps(static_cast<const float*>(src[k]));
         transpose8x8(m);
