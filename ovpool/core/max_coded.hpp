@@ -567,8 +567,9 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
 
 // The phases of `rows` rows of x (length W each) for windows of step s: phase q of row o,
 // at phases + q * rows * pitch + o * pitch, holds the row's elements q, q + s, q + 2s, ...
-// (ceil((W - q) / s) of them), then `fill` up to the pitch. Window j's tap at row position
-// begin[lo] + (j - lo) * s + t * dil is then element j - lo + (begin[lo] + t * dil) / s of
+// (ceil((W - q) / s) of them), then `fill` up to the pitch (16-bit keys in AVX2 builds: mostly
+// the next row's elements, see below; no window of [lo, hi) reads them). Window j's tap at
+// row position begin[lo] + (j - lo) * s + t * dil is then element j - lo + (begin[lo] + t * dil) / s of
 // phase (begin[lo] + t * dil) % s: each tap of the strided windows is one flat run over all
 // rows, read with plain vector loads, and the strided reads are made once per element rather
 // than once per tap (Step: s as a constant, so that the compiler vectorises them; 0: any s).
@@ -591,12 +592,18 @@ void coded_phases(const Src* x, A* phases, index_t rows, index_t width, index_t 
                 j = full;
             }
         }
-        // (16-bit keys, eight or sixteen groups at a time: byte shuffles of the row's vectors.)
+        // (16-bit keys, eight or sixteen groups at a time: byte shuffles of the row's vectors.
+        // Where the block's input reaches that far, every group up to the pitch, the partial
+        // one included: its slots past the row's end then hold the next row's elements, not
+        // the fill, which only windows outside [lo, hi) would read, and those are rewritten
+        // by the edge windows or are never outputs.)
         if constexpr (Step > 0 && std::is_same<Src, std::int16_t>::value &&
                       std::is_same<A, std::int16_t>::value) {
             if (full >= 8) {
-                simd::row_phases16<static_cast<int>(Step)>(row, to, block, full);
-                j = full;
+                const index_t reach =
+                    pitch > full && (o * width + pitch * step <= rows * width) ? pitch : full;
+                simd::row_phases16<static_cast<int>(Step)>(row, to, block, reach);
+                j = reach;
             }
         }
 #endif
@@ -604,7 +611,7 @@ void coded_phases(const Src* x, A* phases, index_t rows, index_t width, index_t 
             for (index_t q = 0; q < step; ++q) to[q * block + j] = load<A>(row[j * step + q]);
         }
         // The partial group (full * step + q < width), then the fill.
-        if (full < pitch) {
+        if (j < pitch) {
             for (index_t q = 0; q < step; ++q) {
                 to[q * block + full] = full * step + q < width ? load<A>(row[full * step + q])
                                                                : fill;

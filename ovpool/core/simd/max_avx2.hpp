@@ -253,14 +253,15 @@ inline index_t coded_taps16(std::int16_t* d, std::uint16_t* c, const std::int16_
 }
 
 // max_coded.hpp's half_keys on the bits of 16-bit floats (infinity: the bits of +inf),
-// sixteen at a time: entries [0, returned), the rest left to the caller.
+// sixteen at a time: entries [0, returned), the rest left to the caller (none when n >= 16:
+// the last sixteen then overlap the ones before, rewriting the same keys; keys must not
+// overlap bits).
 inline index_t half_keys16(const std::uint16_t* bits, std::int16_t* keys, index_t n,
                            int infinity) {
     const __m256i magnitude_bits = _mm256_set1_epi16(0x7fff);
     const __m256i inf = _mm256_set1_epi16(static_cast<short>(infinity));
     const __m256i nan_key = _mm256_set1_epi16(static_cast<short>(-32768));
-    index_t i = 0;
-    for (; i + 16 <= n; i += 16) {
+    auto keys_at = [&](index_t i) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits + i));
         const __m256i magnitude = _mm256_and_si256(v, magnitude_bits);
         const __m256i negative = _mm256_srai_epi16(v, 15);  // all ones for a negative sign
@@ -269,6 +270,12 @@ inline index_t half_keys16(const std::uint16_t* bits, std::int16_t* keys, index_
         const __m256i nan = _mm256_cmpgt_epi16(magnitude, inf);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys + i),
                             _mm256_blendv_epi8(key, nan_key, nan));
+    };
+    index_t i = 0;
+    for (; i + 16 <= n; i += 16) keys_at(i);
+    if (i < n && n >= 16) {
+        keys_at(n - 16);
+        i = n;
     }
     return i;
 }
