@@ -281,3 +281,45 @@ def test_whole_plane_max_finds_the_largest_in_every_lane(dtype):
             x[0, np.arange(n), np.arange(n)] = 3.0
         got = ovpool.max_pool(x, n, return_indices=False)
         np.testing.assert_array_equal(got, x.max(axis=2, keepdims=True), err_msg=str(n))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_whole_plane_16bit_max_by_keys_matches_the_oracle(monkeypatch, dtype):
+    """float16 / bfloat16 planes are reduced as int16 keys (the largest key, then the first
+    element of it): every bit pattern in planes of 130 elements (NaN payloads, both zeros, both
+    infinities, ties from repeats), planes of zeros of both signs (the first zero wins, read
+    from the input), all-NaN planes of different payloads (the first NaN), -inf next to NaN;
+    values, int64 and int32 indices against the oracle, and the same bits from both builds."""
+    from reference import ref_max_pool
+    from test_kernels import _every_16bit_pattern_shuffled
+
+    dtype = _dtype(dtype)
+    x = _every_16bit_pattern_shuffled(dtype, (2, 260, 130), 89)
+    bits = x.view(np.uint16)
+    nan = 0x7e00 if dtype == np.float16 else 0x7fc0
+    bits[0, 0] = 0x8000                                   # -0 first, then +0: -0 wins
+    bits[0, 0, 50:] = 0x0000
+    bits[0, 1] = 0x0000
+    bits[0, 1, 7::3] = 0x8000
+    bits[0, 2] = nan | 0x8000                             # all NaN: the first payload
+    bits[0, 2, 1:] = nan + 5
+    bits[0, 3] = nan + 3
+    bits[0, 3, 99] = 0xfc00 if dtype == np.float16 else 0xff80  # -inf beats NaN
+    # (The oracle gives a canonical NaN for an all-NaN plane; the kernels keep the bits of its
+    # first NaN, the element at the oracle's index.)
+    first = np.take_along_axis(bits, ref_max_pool(x, (130,), axis=2)[1], axis=2)
+    for args in [((130,),), ((140,), 1, 4, 6)]:
+        want, want_index = ref_max_pool(x, *args)
+        want_bits = np.where(np.isnan(want), first, want.view(np.uint16))
+        assert np.isnan(want[0, 2, 0]) and want_bits[0, 2, 0] == nan | 0x8000
+        got, got_index = ovpool.max_pool(x, *args)
+        np.testing.assert_array_equal(got.view(np.uint16), want_bits)
+        np.testing.assert_array_equal(got_index, want_index)
+        got = ovpool.max_pool(x, *args, index_element_type="i32", axis=2)[1]
+        np.testing.assert_array_equal(got, ref_max_pool(x, *args, axis=2)[1])
+        got = ovpool.max_pool(x, *args, return_indices=False)
+        np.testing.assert_array_equal(got.view(np.uint16), want_bits)
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, lambda: [
+            ovpool.max_pool(x, 130), ovpool.adaptive_max_pool(x, 1),
+            ovpool.max_pool(x[:, :, :17], 17, return_indices=False)])

@@ -7,7 +7,9 @@
 // settled by that value alone, the first element equal to it, which is the element the max
 // rule picks: a larger value wins, NaN loses to any number (an all-NaN plane keeps its first
 // element), ties and -0 / +0 go to the smaller offset. Neither step depends on an order, so the
-// vector kernels (simd/reduce_avx2.hpp) give the portable loops' bits.
+// vector kernels (simd/reduce_avx2.hpp) give the portable loops' bits. float16 / bfloat16
+// planes are reduced as their int16 keys (max_coded.hpp's half_key, whose order is the rule's:
+// -0 and +0 share key 0, every NaN the lowest key), sixteen to a vector.
 //
 // Averages: floating-point sums in the order sum_windows gives a 1-D window of the plane's
 // length (eight partial sums over a run of 16 or more elements, then the rest in order; 16-bit
@@ -27,6 +29,7 @@
 #include "types.hpp"
 #include "average.hpp"
 #include "average_lanes.hpp"
+#include "max_coded.hpp"
 #include "simd/reduce_avx2.hpp"
 #include "simd/widen.hpp"
 
@@ -153,7 +156,7 @@ class WholePlaneMax {
         : x_(x), out_(out), planes_(planes), n_(in_plane), spec_(spec),
           block_(whole_plane_block(planes, in_plane, workers)) {
         if constexpr (is_half_float<S>) {
-            wide_.reset(new float[static_cast<std::size_t>(std::max(workers, 1) * n_)]);
+            keys_.reset(new std::int16_t[static_cast<std::size_t>(std::max(workers, 1) * n_)]);
         }
     }
 
@@ -165,17 +168,28 @@ class WholePlaneMax {
         // The plane's index within plane_modulus, kept without a division per plane.
         std::int64_t plane_at = first % spec_.plane_modulus;
         for (index_t p = first; p < end; ++p) {
-            const A* row;
+            index_t offset = 0;
             if constexpr (is_half_float<S>) {
-                float* wide = wide_.get() + worker * n_;
-                widen_row(x_ + p * n_, wide, n_);
-                row = wide;
+                // The largest key, then (for the index, or for keys 0 and NaN, which values
+                // of different bits share) the first element of that key: the winner.
+                std::int16_t* keys = keys_.get() + worker * n_;
+                half_keys(x_ + p * n_, keys, n_);
+                const std::int16_t best = run_max(static_cast<const std::int16_t*>(keys), n_);
+                const bool shared = best == 0 || best == half_nan_key;
+                if (with_index || shared) {
+                    offset = std::max<index_t>(
+                        run_find(static_cast<const std::int16_t*>(keys), n_, best), 0);
+                }
+                if (shared) {
+                    out_[p] = x_[p * n_ + offset];
+                } else {
+                    out_[p].bits = half_of_key(best);
+                }
             } else {
                 (void)worker;
-                row = reinterpret_cast<const A*>(x_ + p * n_);
+                const A* row = reinterpret_cast<const A*>(x_ + p * n_);
+                out_[p] = store<S>(run_winner(row, n_, with_index ? &offset : nullptr));
             }
-            index_t offset = 0;
-            out_[p] = store<S>(run_winner(row, n_, with_index ? &offset : nullptr));
             if (with_index) {
                 if (offset >= spec_.offset_modulus) offset %= spec_.offset_modulus;
                 std::int64_t index = plane_at * n_ + offset;
@@ -195,7 +209,7 @@ class WholePlaneMax {
     index_t planes_, n_;
     IndexSpec spec_;
     index_t block_;
-    std::unique_ptr<float[]> wide_;  // 16-bit floats: one widened plane per worker
+    std::unique_ptr<std::int16_t[]> keys_;  // 16-bit floats: one plane's keys per worker
 };
 
 // Planes of at most this many elements are averaged `lanes` planes at a time, transposed

@@ -81,6 +81,14 @@ template <> struct Lanes<std::uint8_t> : IntLanes<std::uint8_t> {
     }
 };
 
+template <> struct Lanes<std::int16_t> : IntLanes<std::int16_t> {
+    static V set(std::int16_t v) { return _mm256_set1_epi16(v); }
+    static V max(V a, V b) { return _mm256_max_epi16(a, b); }
+    static unsigned equal(V a, V b) {
+        return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi16(a, b)));
+    }
+};
+
 template <> struct Lanes<std::int32_t> : IntLanes<std::int32_t> {
     static V set(std::int32_t v) { return _mm256_set1_epi32(v); }
     static V max(V a, V b) { return _mm256_max_epi32(a, b); }
@@ -103,6 +111,7 @@ template <> struct has_lanes<float> : std::true_type {};
 template <> struct has_lanes<double> : std::true_type {};
 template <> struct has_lanes<std::int8_t> : std::true_type {};
 template <> struct has_lanes<std::uint8_t> : std::true_type {};
+template <> struct has_lanes<std::int16_t> : std::true_type {};
 template <> struct has_lanes<std::int32_t> : std::true_type {};
 template <> struct has_lanes<long long> : std::true_type {};
 
@@ -150,10 +159,10 @@ inline T max_run(const T* x, index_t n) {
     bits = cast_bits(L::max(from_bits<T>(_mm256_permute2x128_si256(bits, bits, 1)), m0));
     if constexpr (sizeof(T) <= 4) bits = rotate_max<T, 8>(bits);
     if constexpr (sizeof(T) <= 2) bits = rotate_max<T, 4>(bits);
-    if constexpr (sizeof(T) == 1) bits = rotate_max<T, 2>(bits);
+    if constexpr (sizeof(T) <= 2) bits = rotate_max<T, 2>(bits);
     if constexpr (sizeof(T) == 8) bits = rotate_max<T, 8>(bits);
     else if constexpr (sizeof(T) == 4) bits = rotate_max<T, 4>(bits);
-    else bits = rotate_max<T, 1>(bits);
+    else if constexpr (sizeof(T) == 1) bits = rotate_max<T, 1>(bits);
     T best;
     std::memcpy(&best, &bits, sizeof(T));
     return best;
