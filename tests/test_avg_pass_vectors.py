@@ -21,7 +21,9 @@ from test_kernels import _assert_random_planes_keep_their_bits
 
 # Few planes (no blocks): 2-D planes of long rows, 1-D rows of odd lengths (vector tails).
 SHAPES_2D = [(1, 3, 72, 61), (1, 2, 19, 37)]
-SHAPES_1D = [(1, 3, 2665), (2, 2, 203), (3, 5, 203), (1, 9, 1201)]
+# Rows of 2665 and 1201 elements: blocks of six and thirteen rows made whole groups of eight
+# (the last block shorter) for the columns.
+SHAPES_1D = [(1, 3, 2665), (2, 2, 203), (3, 5, 203), (1, 9, 1201), (2, 7, 2665)]
 
 # (kernel, strides, pads_begin, pads_end, dilations, rounding)
 WINDOWS_2D = [((3, 3), (1, 3), (0, 0), (1, 1), (1, 1), "ceil"),
