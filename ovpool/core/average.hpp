@@ -376,8 +376,9 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     }
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (simd::has_columns<Src, A>) {
-        if (outer >= 4 && simd::columns_suit(w)) {
-            // Strided windows, eight rows at a time in columns (simd/avg_columns_avx2.hpp).
+        if (outer >= 4 && simd::columns_suit(w, std::is_integral<A>::value)) {
+            // Strided or irregular (adaptive) windows, eight rows at a time in columns
+            // (simd/avg_columns_avx2.hpp).
             simd::columns_last_axis(src, dst, w, outer);
             return;
         }
