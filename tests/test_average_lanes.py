@@ -200,3 +200,37 @@ def test_windows_of_two_lengths_keep_the_order_of_the_lanes(monkeypatch, shape, 
     _assert_random_planes_keep_their_bits(
         monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 59,
         (np.float32, np.float16, np.uint8))
+
+
+# int32 calls the lanes take (rows too long for the plane blocks, or fewer planes than a
+# block of theirs): sixteen planes to a block of int32 lanes, or eight in calls of fewer
+# planes, when the block's inputs keep every sum within int32, else int64 lanes, eight planes
+# at a time. Upsampling (the averages in the lanes) and windows of three taps.
+INT32_LANES = [((1, 37, 100), (150,)), ((2, 19, 100), (41,)), ((1, 11, 3, 5, 4), (5, 9, 7)),
+               ((1, 40, 2, 70), (3, 101))]
+
+
+@pytest.mark.parametrize("shape, size", INT32_LANES)
+def test_int32_lanes_match_the_oracle(shape, size):
+    """Small values (int32 lanes), the type's extremes (int64 lanes), and a call whose blocks
+    differ: extremes in two planes of the second block of sixteen (and of the first of
+    eight) only, so that one block takes int64 lanes and the others int32 ones."""
+    rng = np.random.default_rng(83)
+    info = np.iinfo(np.int32)
+    small = rng.integers(-1000, 1000, size=shape, endpoint=True).astype(np.int32)
+    large = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(np.int32)
+    mixed = small.copy()
+    flat = mixed.reshape(shape[0] * shape[1], -1)
+    first = 20 if flat.shape[0] >= 32 else 3
+    flat[first] = info.max
+    flat[first + 1] = info.min
+    for x in (small, large, mixed):
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, size),
+                                      ref_adaptive_avg_pool(x, size))
+
+
+@pytest.mark.parametrize("shape, size", INT32_LANES)
+def test_int32_lanes_keep_their_bits(monkeypatch, shape, size):
+    """The same values with one or two threads, for each plane alone, and in both builds."""
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 89, (np.int32,))
