@@ -234,3 +234,42 @@ def test_int32_lanes_keep_their_bits(monkeypatch, shape, size):
     """The same values with one or two threads, for each plane alone, and in both builds."""
     _assert_random_planes_keep_their_bits(
         monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 89, (np.int32,))
+
+
+# Tiny planes pooled to two or four outputs (1x2, 2x2, 2 or 4 along one axis): the lanes'
+# sums of a block go back to the planes by 64- / 128-bit stores per plane (AVX2 builds), into
+# the output's layout (one item per block) or into rows of sums (a block's outputs in shares,
+# on two threads); 21, 40 and 9 planes: whole groups of eight planes and a part-empty block.
+TINY = [((3, 7, 3, 5), (1, 2)), ((1, 40, 5, 5), (2, 2)), ((3, 3, 13), (4,)),
+        ((1, 21, 9), (2,)), ((1, 9, 6, 4), (2, 1))]
+
+
+@pytest.mark.parametrize("shape, size", TINY)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "uint8", "int8", "int32"])
+def test_tiny_planes_of_two_or_four_outputs_match_the_oracle(shape, size, dtype):
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(53)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    else:
+        x = rng.integers(-8, 9, size=shape).astype(dtype)
+        x[x == 0] = -0.0
+        x.reshape(-1)[rng.random(x.size) < 0.02] = np.nan
+    for threads in (1, 2):
+        previous = ovpool.get_num_threads()
+        ovpool.set_num_threads(threads)
+        try:
+            assert_same_averages(ovpool.adaptive_avg_pool(x, size),
+                                 ref_adaptive_avg_pool(x, size))
+        finally:
+            ovpool.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("shape, size", TINY)
+def test_tiny_planes_of_two_or_four_outputs_keep_their_bits(monkeypatch, shape, size):
+    """Random floats: each plane's bits are those of the plane alone, on one or two threads,
+    in both builds."""
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 59,
+        (np.float32, np.float16, np.uint8, np.int32))

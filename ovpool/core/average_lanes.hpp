@@ -244,6 +244,13 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
     index_t p0 = 0;
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (sizeof(B) == 4) {
+        // (Tiny planes of two or four outputs: their own shuffles, not a scalar loop.)
+        for (; n == 2 && p0 + 8 <= count; p0 += 8) {
+            simd::untranspose_narrow<2>(staged + p0, L, sums + p0 * stride, stride);
+        }
+        for (; n == 4 && p0 + 8 <= count; p0 += 8) {
+            simd::untranspose_narrow<4>(staged + p0, L, sums + p0 * stride, stride);
+        }
         for (; n >= 8 && p0 + 8 <= count; p0 += 8) {
             for (index_t k = 0; k < n; k += 8) {
                 const index_t at = std::min(k, n - 8);  // the last tile overlaps
