@@ -200,3 +200,76 @@ def test_windows_of_two_lengths_keep_the_order_of_the_lanes(monkeypatch, shape, 
     _assert_random_planes_keep_their_bits(
         monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 59,
         (np.float32, np.float16, np.uint8))
+
+
+# int32 calls the lanes take (rows too long for the plane blocks, or fewer planes than a
+# block of theirs): sixteen planes to a block of int32 lanes, or eight in calls of fewer
+# planes, when the block's inputs keep every sum within int32, else int64 lanes, eight planes
+# at a time. Upsampling (the averages in the lanes) and windows of three taps.
+INT32_LANES = [((1, 37, 100), (150,)), ((2, 19, 100), (41,)), ((1, 11, 3, 5, 4), (5, 9, 7)),
+               ((1, 40, 2, 70), (3, 101))]
+
+
+@pytest.mark.parametrize("shape, size", INT32_LANES)
+def test_int32_lanes_match_the_oracle(shape, size):
+    """Small values (int32 lanes), the type's extremes (int64 lanes), and a call whose blocks
+    differ: extremes in two planes of the second block of sixteen (and of the first of
+    eight) only, so that one block takes int64 lanes and the others int32 ones."""
+    rng = np.random.default_rng(83)
+    info = np.iinfo(np.int32)
+    small = rng.integers(-1000, 1000, size=shape, endpoint=True).astype(np.int32)
+    large = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(np.int32)
+    mixed = small.copy()
+    flat = mixed.reshape(shape[0] * shape[1], -1)
+    first = 20 if flat.shape[0] >= 32 else 3
+    flat[first] = info.max
+    flat[first + 1] = info.min
+    for x in (small, large, mixed):
+        np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, size),
+                                      ref_adaptive_avg_pool(x, size))
+
+
+@pytest.mark.parametrize("shape, size", INT32_LANES)
+def test_int32_lanes_keep_their_bits(monkeypatch, shape, size):
+    """The same values with one or two threads, for each plane alone, and in both builds."""
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 89, (np.int32,))
+
+
+# Tiny planes pooled to two or four outputs (1x2, 2x2, 2 or 4 along one axis): the lanes'
+# sums of a block go back to the planes by 64- / 128-bit stores per plane (AVX2 builds), into
+# the output's layout (one item per block) or into rows of sums (a block's outputs in shares,
+# on two threads); 21, 40 and 9 planes: whole groups of eight planes and a part-empty block.
+TINY = [((3, 7, 3, 5), (1, 2)), ((1, 40, 5, 5), (2, 2)), ((3, 3, 13), (4,)),
+        ((1, 21, 9), (2,)), ((1, 9, 6, 4), (2, 1))]
+
+
+@pytest.mark.parametrize("shape, size", TINY)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "uint8", "int8", "int32"])
+def test_tiny_planes_of_two_or_four_outputs_match_the_oracle(shape, size, dtype):
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(53)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    else:
+        x = rng.integers(-8, 9, size=shape).astype(dtype)
+        x[x == 0] = -0.0
+        x.reshape(-1)[rng.random(x.size) < 0.02] = np.nan
+    for threads in (1, 2):
+        previous = ovpool.get_num_threads()
+        ovpool.set_num_threads(threads)
+        try:
+            assert_same_averages(ovpool.adaptive_avg_pool(x, size),
+                                 ref_adaptive_avg_pool(x, size))
+        finally:
+            ovpool.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("shape, size", TINY)
+def test_tiny_planes_of_two_or_four_outputs_keep_their_bits(monkeypatch, shape, size):
+    """Random floats: each plane's bits are those of the plane alone, on one or two threads,
+    in both builds."""
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 59,
+        (np.float32, np.float16, np.uint8, np.int32))

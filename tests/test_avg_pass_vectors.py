@@ -179,3 +179,51 @@ def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
             r for dtype in (np.int8, np.uint8)
             for r in _pool_eight_bit(case, values.astype(dtype))])
 
+
+# Adaptive windows along rows that follow no regular run (c or c + 1 taps starting every one,
+# two or eight elements; upsampling: one or two taps), on few planes (the passes): summed
+# eight rows at a time in columns (simd/avg_columns_avx2.hpp) in AVX2 builds, integer sums
+# (int32, of 8-, 32- and 64-bit inputs) and float ones alike, window by window in the
+# baseline. Groups of eight rows and a last group of fewer, a group of fewer than eight
+# alone, rows wider than the columns held at once, and integer windows of 16 or more taps.
+IRREGULAR = [((1, 2, 43, 652), (13, 81)),   # 9 or 10 taps every 8 (the sweep's 427x652)
+             ((1, 3, 11, 89), (4, 165)),    # upsampling: one or two taps
+             ((1, 1, 9, 1500), (5, 640)),   # 2 to 4 taps every 2, over 512 columns
+             ((2, 1, 6, 40), (3, 27)),      # 2 or 3 taps every element
+             ((1, 2, 5, 100), (2, 3))]      # 34 taps (floats: partial sums, not columns)
+
+
+@pytest.mark.parametrize("shape, size", IRREGULAR)
+def test_irregular_row_windows_match_the_oracle(shape, size):
+    """Integers exactly: 8-bit extremes, 32- and 64-bit values whose sums fit in int32 (the
+    columns) and extremes (wider sums); floats with signed zeros, NaN and infinities."""
+    from reference import ref_adaptive_avg_pool
+
+    rng = np.random.default_rng(73)
+    for dtype in ("int8", "uint8", "int32", "int64"):
+        info = np.iinfo(dtype)
+        for low, high in [(-1000, 1000), (info.min, info.max)]:
+            x = rng.integers(max(low, info.min), min(high, info.max), size=shape,
+                             endpoint=True).astype(dtype)
+            x[..., 3, :] = info.max
+            assert_same_averages(ovpool.adaptive_avg_pool(x, size),
+                                 ref_adaptive_avg_pool(x, size))
+    for dtype in ("float32", "float16", "bfloat16"):
+        x = rng.integers(-8, 9, size=shape).astype(_dtype(dtype))
+        x[x == 0] = -0.0
+        x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
+        x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+        assert_same_averages(ovpool.adaptive_avg_pool(x, size), ref_adaptive_avg_pool(x, size))
+
+
+@pytest.mark.parametrize("shape, size", IRREGULAR)
+def test_irregular_row_windows_keep_their_bits(monkeypatch, shape, size):
+    """Random values (float sums that round): the columns' sums have the bits of the
+    baseline's window-by-window sums, each plane those of the plane alone, on one or two
+    threads."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    import ml_dtypes
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 79,
+        (np.float16, ml_dtypes.bfloat16, np.float32, np.int64, np.int32, np.uint8))

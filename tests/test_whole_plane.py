@@ -191,6 +191,66 @@ def test_whole_plane_results_keep_the_baseline_bits(monkeypatch):
                                                        for r in _whole_plane_runs(x)])
 
 
+def _first_operand_sum(taps):
+    """A window's sum as core/average.hpp's window_sum orders it (eight partial sums over 16
+    or more taps, combined pairwise, then the rest in order), every addition keeping its
+    first operand's NaN (quieted) when one is a NaN, as x86 does: the NaN a sum of NaNs gives."""
+    dtype = taps.dtype
+    bits = np.dtype(f"u{dtype.itemsize}")
+    quiet = bits.type(1 << (np.finfo(dtype).nmant - 1))
+
+    def add(a, b):
+        for v in (a, b):
+            if np.isnan(v):
+                return (np.array([v], dtype).view(bits) | quiet).view(dtype)[0]
+        with np.errstate(all="ignore"):
+            return dtype.type(a + b)
+
+    total, t, n = dtype.type(0), 0, len(taps)
+    if n >= 16:
+        s = [dtype.type(0)] * 8
+        for t in range(0, n - n % 8, 8):
+            s = [add(s[k], taps[t + k]) for k in range(8)]
+        t = n - n % 8
+        total = add(add(add(s[0], s[1]), add(s[2], s[3])), add(add(s[4], s[5]), add(s[6], s[7])))
+    for v in taps[t:]:
+        total = add(total, v)
+    return total
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("plane", [(9, 31), (37,), (12,)])
+def test_whole_plane_nan_sums_keep_the_first_operands_payload(monkeypatch, dtype, plane):
+    """Planes of many NaNs of different payloads, infinities of both signs and signed zeros:
+    a NaN average has the bits of the window's sum with every addition's first operand kept
+    first (which NaN survives a sum of NaNs is otherwise up to the compiler's operand order,
+    and differed between the builds), in both builds and on one or two threads."""
+    rng = np.random.default_rng(97)
+    x = _signed_float_data(rng, (2, 5) + plane).astype(dtype)
+    flat = x.reshape(10, -1)
+    bits = np.dtype(f"u{x.dtype.itemsize}")
+    payloads = rng.integers(1, 1 << 20, size=flat.shape).astype(bits)
+    nan_at = rng.random(flat.shape) < 0.2
+    flat[nan_at] = (np.array(np.nan, dtype).view(bits) | payloads)[nan_at].view(dtype)
+    expected = np.array([_first_operand_sum(row) for row in flat], dtype)
+    assert np.isnan(expected).sum() >= 5  # (most planes hold two NaNs or more)
+    threads = ovpool.get_num_threads()
+    modules = [None] + ([_avx2_build()] if _avx2_build() is not None else [])
+    try:
+        for module in modules:
+            if module is not None:
+                from test_kernels import _use_kernels
+                _use_kernels(monkeypatch, module)
+            for n in (1, 2):
+                ovpool.set_num_threads(n)
+                got = ovpool.adaptive_avg_pool(x, (1,) * len(plane)).reshape(-1)
+                nan = np.isnan(expected)
+                np.testing.assert_array_equal(np.isnan(got), nan)
+                np.testing.assert_array_equal(got[nan].view(bits), expected[nan].view(bits))
+    finally:
+        ovpool.set_num_threads(threads)
+
+
 # Small planes (at most 64 elements) of float32, float16, bfloat16, int8 and uint8 are averaged
 # 16 planes at a time, transposed (reduce.hpp's lanes path); 39 planes: two blocks and seven
 # planes left over, which go plane by plane. (2, 16, n): the last block ends the input, where

@@ -8,7 +8,9 @@
 // The order of every addition is fixed (each sum starts from +0 and adds taps in window order,
 // axis by axis), so results are the same bits in every build and on every thread count: a
 // sum that starts from +0 turns -0 into +0. The one exception is which payload survives when
-// two NaNs are added: x86 keeps the first operand's, and the compiler may commute an addition.
+// two NaNs are added: x86 keeps the first operand's, and the compiler may commute an addition
+// (sum_windows, which the whole-plane sums and the passes' edge windows use, sums a window that
+// came out NaN again with the first operand kept first: see first_operand_add).
 // Sums are written `a = a + b`, never `a += b`: in C++17 the right side of `+=` is evaluated
 // first, which leads gcc to put it first, unlike the C kernels this code replaced.
 #ifndef OVPOOL_CORE_AVERAGE_HPP
@@ -16,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -33,34 +36,79 @@ template <class T> struct is_half : std::false_type {};
 template <> struct is_half<f16> : std::true_type {};
 template <> struct is_half<bf16> : std::true_type {};
 
-// Sum windows first .. last-1 of one contiguous row, each on its own. Long unit-step windows
-// use eight partial sums, which the compiler turns into one vector accumulator.
+// a + b as x86 adds them with a as the first operand, whatever order a compiler gives the
+// operands: a NaN a (quieted), else a NaN b (quieted), else the sum (of two numbers: the same
+// either way, the default NaN included when they are infinities of opposite signs). A plain
+// `a + b` may come out as b + a (the compiler treats it as commutative), and when both are NaNs
+// of different payloads x86 keeps the first operand's.
+template <class A>
+inline A first_operand_add(A a, A b) {
+    static_assert(std::is_floating_point<A>::value, "floating-point sums");
+    typedef typename std::conditional<sizeof(A) == 4, std::uint32_t, std::uint64_t>::type Bits;
+    constexpr Bits quiet = Bits{1} << (std::numeric_limits<A>::digits - 2);
+    if (a != a || b != b) {
+        Bits bits;
+        A nan = a != a ? a : b;
+        std::memcpy(&bits, &nan, sizeof bits);
+        bits |= quiet;
+        std::memcpy(&nan, &bits, sizeof bits);
+        return nan;
+    }
+    return a + b;
+}
+
+// The sum of one window of n taps dil apart, by `add`: from +0, tap by tap, except that long
+// unit-step windows use eight partial sums (which the compiler turns into one vector
+// accumulator), combined pairwise.
+template <class A, class Src, class Add>
+inline A window_sum(const Src* tap, index_t n, index_t dil, Add add) {
+    A total = 0;
+    index_t t = 0;
+    if (dil == 1 && n >= 16) {
+        A s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+        while (t + 8 <= n) {
+            s0 = add(s0, load<A>(tap[t]));
+            s1 = add(s1, load<A>(tap[t + 1]));
+            s2 = add(s2, load<A>(tap[t + 2]));
+            s3 = add(s3, load<A>(tap[t + 3]));
+            s4 = add(s4, load<A>(tap[t + 4]));
+            s5 = add(s5, load<A>(tap[t + 5]));
+            s6 = add(s6, load<A>(tap[t + 6]));
+            s7 = add(s7, load<A>(tap[t + 7]));
+            t = t + 8;
+        }
+        total = add(add(add(s0, s1), add(s2, s3)), add(add(s4, s5), add(s6, s7)));
+    }
+    while (t < n) {
+        total = add(total, load<A>(tap[t * dil]));
+        t = t + 1;
+    }
+    return total;
+}
+
+// A window sum that came out NaN, again with every addition's first operand kept first (see
+// first_operand_add): the NaN a sum gives is then the same in every build and every inlined
+// copy, whichever order the compiler gave the plain additions. Out of line: NaN sums are rare.
+template <class A, class Src>
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+A window_nan_sum(const Src* tap, index_t n, index_t dil) {
+    return window_sum<A>(tap, n, dil, first_operand_add<A>);
+}
+
+// Sum windows first .. last-1 of one contiguous row, each on its own (window_sum). The
+// compiler may order a plain addition's operands either way, which matters only for the NaN
+// payload a sum of two NaNs keeps: a NaN sum is summed again with first_operand_add, so its
+// bits are the same in every build.
 template <class Src, class A>
 inline void sum_windows(const Src* row, A* out, const index_t* begin, const index_t* count,
                         index_t first, index_t last, index_t dil) {
     for (index_t j = first; j < last; ++j) {
         const Src* tap = row + begin[j];
-        index_t n = count[j];
-        A total = 0;
-        index_t t = 0;
-        if (dil == 1 && n >= 16) {
-            A s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-            while (t + 8 <= n) {
-                s0 = s0 + load<A>(tap[t]);
-                s1 = s1 + load<A>(tap[t + 1]);
-                s2 = s2 + load<A>(tap[t + 2]);
-                s3 = s3 + load<A>(tap[t + 3]);
-                s4 = s4 + load<A>(tap[t + 4]);
-                s5 = s5 + load<A>(tap[t + 5]);
-                s6 = s6 + load<A>(tap[t + 6]);
-                s7 = s7 + load<A>(tap[t + 7]);
-                t = t + 8;
-            }
-            total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-        }
-        while (t < n) {
-            total = total + load<A>(tap[t * dil]);
-            t = t + 1;
+        A total = window_sum<A>(tap, count[j], dil, [](A a, A b) { return a + b; });
+        if constexpr (std::is_floating_point<A>::value) {
+            if (total != total) total = window_nan_sum<A>(tap, count[j], dil);
         }
         out[j] = total;
     }
@@ -376,14 +424,19 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     }
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (simd::has_columns<Src, A>) {
-        // (Integer sums: from 16 rows, else the part-empty groups of eight and the set-up per
-        // call cost more than the dense sums save: int8 1x68x3813 k4 s3 d3, in blocks of four
-        // rows, 1.10 -> 1.76 M instructions a call; and windows of two taps or more: one-tap
-        // windows, a plain subsample, are no faster transposed in and out: int8 8x38x854 k1
-        // s2, 0.086 -> 0.093 ms on one thread.)
+        // (Integer sums of regular strided windows: from 16 rows, else the part-empty groups
+        // of eight and the set-up per call cost more than the dense sums save: int8 1x68x3813
+        // k4 s3 d3, in blocks of four rows, 1.10 -> 1.76 M instructions a call; and windows of
+        // two taps or more: one-tap windows, a plain subsample, are no faster transposed in
+        // and out: int8 8x38x854 k1 s2, 0.086 -> 0.093 ms on one thread. Irregular windows,
+        // which the passes sum one at a time, gain from four rows on, 64-bit inputs included.)
         const bool floats = std::is_floating_point<A>::value;
-        if (outer >= (floats ? 4 : 16) && (floats || w.taps > 1) && simd::columns_suit(w)) {
-            // Strided windows, eight rows at a time in columns (simd/avg_columns_avx2.hpp).
+        const bool take = floats || simd::columns_irregular(w)
+                              ? outer >= 4
+                              : sizeof(Src) < 8 && outer >= 16 && w.taps > 1;
+        if (take && simd::columns_suit(w, !floats)) {
+            // Strided or irregular (adaptive) windows, eight rows at a time in columns
+            // (simd/avg_columns_avx2.hpp).
             simd::columns_last_axis(src, dst, w, outer);
             return;
         }

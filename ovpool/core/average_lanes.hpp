@@ -11,6 +11,11 @@
 // every average path uses; windows of one or two taps per axis (upsampling) are summed axis by
 // axis and averaged in the lanes instead (see lane_pair_averages).
 //
+// int32 inputs are summed in int32 lanes, sixteen planes to a block (eight in calls of fewer
+// planes), when the block's inputs bound every sum within int32 (magnitude_bound, as
+// avg_ranged.hpp does for the passes), else in int64 lanes: exact either way, so the same
+// averages.
+//
 // Order: the same sums in the same order as the passes. The passes sum axis 0 first, each
 // partial sum starting from +0 and adding taps in window order, then axis 1 over those sums,
 // and so on; here the nesting is the same (axis 0 innermost), so floats round identically
@@ -30,6 +35,7 @@
 #include "geometry.hpp"
 #include "types.hpp"
 #include "average.hpp"
+#include "avg_ranged.hpp"
 #include "rules.hpp"
 #include "simd/lanes_avx2.hpp"
 #include "simd/widen.hpp"
@@ -238,6 +244,13 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
     index_t p0 = 0;
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (sizeof(B) == 4) {
+        // (Tiny planes of two or four outputs: their own shuffles, not a scalar loop.)
+        for (; n == 2 && p0 + 8 <= count; p0 += 8) {
+            simd::untranspose_narrow<2>(staged + p0, L, sums + p0 * stride, stride);
+        }
+        for (; n == 4 && p0 + 8 <= count; p0 += 8) {
+            simd::untranspose_narrow<4>(staged + p0, L, sums + p0 * stride, stride);
+        }
         for (; n >= 8 && p0 + 8 <= count; p0 += 8) {
             for (index_t k = 0; k < n; k += 8) {
                 const index_t at = std::min(k, n - 8);  // the last tile overlaps
@@ -472,6 +485,15 @@ class AvgLanes {
                 sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
         }
         index_t lanes = narrow_ ? average_lanes<N> : average_lanes<A>;
+        if constexpr (ranged_average<S>::value) {
+            // int32 inputs: blocks of 16 planes (8 when the call has fewer), summed in int32
+            // lanes when the block's inputs allow (see run), else in int64 lanes, eight
+            // planes at a time.
+            ranged_lanes_ = planes >= 2 * lanes ? 2 * lanes : lanes;
+            lanes = ranged_lanes_;
+            volume_ = window_volume(g_);
+            small_divisors_ = small_divisors(divisors_.count, g_.out_plane);
+        }
         blocks_ = (planes + lanes - 1) / lanes;
         rows_ = g_.output[0];
         row_outputs_ = g_.out_plane / rows_;
@@ -480,12 +502,6 @@ class AvgLanes {
             shares_ = std::min(rows_, (4 * workers + blocks_ - 1) / blocks_);
         }
         chunk_rows_ = std::max<index_t>(1, lanes_chunk_outputs / row_outputs_);
-        // The block, a row of zeros (absent taps of lane_pair_averages) and the rows a transpose may
-        // spill into, the sums, the sums as the lanes leave them (see unstage_sums).
-        per_worker_ = lanes * (g_.in_plane + lanes_spill_rows) + lanes * sums_stride(lanes);
-        if (narrow_ ? staged_sums<N> : staged_sums<A>) {
-            per_worker_ += lanes * chunk_rows_ * row_outputs_;
-        }
         pairs_ = true;
         for (index_t a = 0; a < g_.naxes; ++a) {
             AxisTable w = axis_table(g_, a);
@@ -502,7 +518,12 @@ class AvgLanes {
             }
             pairs_ = other == 0;
         }
-        if (pairs_) per_worker_ += lanes * chunk_rows_ * pair_work(g_);
+        if (narrow_) {
+            per_worker_ = scratch_elements<N>(average_lanes<N>);
+        } else {
+            per_worker_ = scratch_elements<A>(average_lanes<A>);
+        }
+        if (ranged_lanes_ > 0) ranged_per_worker_ = scratch_elements<std::int32_t>(ranged_lanes_);
         // Planes of few outputs, each item a whole block: one division (or narrowing) for the
         // block's averages, not one per plane, over divisors repeated for a block.
         whole_ = shares_ == 1 && chunk_rows_ >= rows_ && g_.out_plane < few_outputs_per_plane;
@@ -515,53 +536,108 @@ class AvgLanes {
         } else {
             scratch_ = allocate<A>(workers * per_worker_);
         }
+        if (ranged_lanes_ > 0) {
+            ranged_scratch_ = allocate<std::int32_t>(workers * ranged_per_worker_);
+        }
     }
 
     index_t items() const { return blocks_ * shares_; }
 
     void run(index_t item, int worker) const noexcept {
+        const index_t block = item / shares_, share = item % shares_;
         if constexpr (!std::is_same<N, A>::value) {
             if (narrow_) {
-                run_as(item, narrow_scratch_.get() + worker * per_worker_);
+                constexpr index_t L = average_lanes<N>;
+                run_as<N, L>(block * L, std::min(L, planes_ - block * L), share,
+                             narrow_scratch_.get() + worker * per_worker_, divisors_.small_sums);
                 return;
             }
         }
-        run_as(item, scratch_.get() + worker * per_worker_);
+        constexpr index_t L = average_lanes<A>;
+        if constexpr (ranged_average<S>::value) {
+            // The block's planes in int32 lanes when every sum fits there (the sums, and so
+            // the averages, are the same in any accumulator they fit), else in int64 lanes,
+            // eight planes at a time.
+            const index_t first = block * ranged_lanes_;
+            const index_t count = std::min(ranged_lanes_, planes_ - first);
+            index_t from, to;
+            input_span(share, &from, &to);
+            std::uint64_t bound = 1;
+            for (index_t p = 0; p < count; ++p) {
+                bound = std::max(bound, magnitude_bound(x_ + (first + p) * g_.in_plane + from,
+                                                        to - from));
+            }
+            if (sums_within(volume_, bound, std::numeric_limits<std::int32_t>::max())) {
+                std::int32_t* scratch = ranged_scratch_.get() + worker * ranged_per_worker_;
+                const bool small = small_divisors_ && sums_within(volume_, bound, small_sum_limit);
+                if (ranged_lanes_ == 2 * L) {
+                    run_as<std::int32_t, 2 * L>(first, count, share, scratch, small);
+                } else {
+                    run_as<std::int32_t, L>(first, count, share, scratch, small);
+                }
+                return;
+            }
+            for (index_t part = first; part < first + count; part += L) {
+                run_as<A, L>(part, std::min(L, first + count - part), share,
+                             scratch_.get() + worker * per_worker_, false);
+            }
+            return;
+        }
+        run_as<A, L>(block * L, std::min(L, planes_ - block * L), share,
+                     scratch_.get() + worker * per_worker_, divisors_.small_sums);
     }
 
   private:
-    // Elements from one plane's sums to the next: a chunk's, plus a cache line beyond a
-    // multiple of 4 KiB, so that the lanes' sums (written side by side) do not all fall in the
-    // same L1 set.
+    // Elements from one plane's sums to the next, for sums of B: a chunk's, plus a few beyond
+    // a multiple of 4 KiB, so that the lanes' sums (written side by side) do not all fall in
+    // the same L1 set.
+    template <class B>
     index_t sums_stride(index_t lanes) const {
-        const index_t bytes = 64 / lanes;  // the accumulator's size
-        const index_t page = 4096 / bytes;
+        const index_t page = 4096 / static_cast<index_t>(sizeof(B));
         return (chunk_rows_ * row_outputs_ + page - 1) / page * page + lanes;
     }
 
+    // Scratch elements of B for one worker with `lanes` lanes: the block, a row of zeros
+    // (absent taps of lane_pair_averages) and the rows a transpose may spill into, the sums,
+    // the sums as the lanes leave them (see unstage_sums), and lane_pair_averages' work.
     template <class B>
-    void run_as(index_t item, B* scratch) const noexcept {
-        constexpr index_t L = average_lanes<B>;
-        const index_t block = item / shares_, share = item % shares_;
-        const index_t first = block * L;
-        const index_t count = std::min(L, planes_ - first);
-        const index_t in_plane = g_.in_plane, out_plane = g_.out_plane;
-        B* lanes = scratch;
-        B* sums = scratch + L * (in_plane + lanes_spill_rows);
-        B* staged = sums + L * sums_stride(L);
-        B* work = staged + (staged_sums<B> ? L * chunk_rows_ * row_outputs_ : 0);
-        // The block transposed: element i of plane p at lanes[i * L + p]; absent planes 0.
-        // Only the input rows (along axis 0) that this item's output rows read.
+    index_t scratch_elements(index_t lanes) const {
+        index_t n = lanes * (g_.in_plane + lanes_spill_rows) + lanes * sums_stride<B>(lanes);
+        if (staged_sums<B>) n += lanes * chunk_rows_ * row_outputs_;
+        if (pairs_) n += lanes * chunk_rows_ * pair_work(g_);
+        return n;
+    }
+
+    // Elements [*from, *to) of a plane that the output rows of `share` read (whole rows of
+    // axis 0).
+    void input_span(index_t share, index_t* from, index_t* to) const noexcept {
         const index_t row_begin = rows_ * share / shares_, row_end = rows_ * (share + 1) / shares_;
         AxisTable w0 = axis_table(g_, 0);
-        const index_t inner = in_plane / w0.length;
+        const index_t inner = g_.in_plane / w0.length;
         index_t lo = w0.length, hi = 0;
         for (index_t row = row_begin; row < row_end; ++row) {
             if (w0.count[row] == 0) continue;
             lo = std::min(lo, w0.begin[row]);
             hi = std::max(hi, w0.begin[row] + (w0.count[row] - 1) * w0.dil + 1);
         }
-        const index_t from = lo * inner, to = std::max(lo, hi) * inner;
+        *from = lo * inner;
+        *to = std::max(lo, hi) * inner;
+    }
+
+    // Planes first .. first + count - 1 (count <= L), output rows of `share`, summed in B;
+    // `small`: whether the sums divide as Divisors::small_sums says.
+    template <class B, index_t L>
+    void run_as(index_t first, index_t count, index_t share, B* scratch, bool small) const noexcept {
+        const index_t in_plane = g_.in_plane, out_plane = g_.out_plane;
+        B* lanes = scratch;
+        B* sums = scratch + L * (in_plane + lanes_spill_rows);
+        B* staged = sums + L * sums_stride<B>(L);
+        B* work = staged + (staged_sums<B> ? L * chunk_rows_ * row_outputs_ : 0);
+        // The block transposed: element i of plane p at lanes[i * L + p]; absent planes 0.
+        // Only the input rows (along axis 0) that this item's output rows read.
+        const index_t row_begin = rows_ * share / shares_, row_end = rows_ * (share + 1) / shares_;
+        index_t from, to;
+        input_span(share, &from, &to);
         transpose_planes<S, B, L>(x_ + first * in_plane, in_plane, count, from, to,
                                   (planes_ - first) * in_plane, lanes);
         for (index_t p = 0; p < L; ++p) lanes[in_plane * L + p] = 0;
@@ -569,7 +645,7 @@ class AvgLanes {
             index_t last = std::min(row_end, row + chunk_rows_);
             index_t n = (last - row) * row_outputs_;
             // (whole planes of few outputs: their sums side by side, as the output holds them)
-            const index_t stride = whole_ ? out_plane : sums_stride(L);
+            const index_t stride = whole_ ? out_plane : sums_stride<B>(L);
             const index_t k = row * row_outputs_;
             if (pairs_) {
                 // Averages, straight into the output when it is the lanes' type.
@@ -618,11 +694,13 @@ class AvgLanes {
             }
             if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, sums, stride);
             if (whole_) {
+                Divisors block = block_divisors_;
+                block.small_sums = small;
                 write_averages(out_ + first * out_plane, static_cast<const B*>(sums),
-                               count * out_plane, block_divisors_);
+                               count * out_plane, block);
                 continue;
             }
-            Divisors part{divisors_.count + k, divisors_.real + k, divisors_.small_sums};
+            Divisors part{divisors_.count + k, divisors_.real + k, small};
             for (index_t p = 0; p < count; ++p) {
                 write_averages(out_ + (first + p) * out_plane + k, sums + p * stride, n, part);
             }
@@ -647,6 +725,14 @@ class AvgLanes {
     bool pairs_ = false;      // every window has one or two taps per axis: lane_pair_averages
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
+    // int32 inputs: planes per block, summed in as many int32 lanes when they fit (see run),
+    // the scratch of those lanes, the windows' largest volume, and whether every divisor is
+    // below small_divisor_limit.
+    index_t ranged_lanes_ = 0;
+    index_t ranged_per_worker_ = 0;
+    std::unique_ptr<std::int32_t[]> ranged_scratch_;
+    long long volume_ = 0;
+    bool small_divisors_ = false;
 };
 
 }  // namespace OVPOOL_CORE_ISA

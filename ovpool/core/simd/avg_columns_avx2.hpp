@@ -6,12 +6,15 @@
 // a time. Here eight rows are transposed into columns (column c: the eight rows' element c,
 // 16-bit floats widened to float32, int8 / uint8 to int32 as they load), so that a tap of a window is one vector
 // addition for all eight rows whatever the stride and dilation; the sums of eight windows are
-// transposed back and stored row by row.
+// transposed back and stored row by row. The same goes for windows of no regular run
+// (adaptive pooling: a window of a few taps starting every one or two elements, or 9 or 10
+// every 8), which the passes would otherwise sum one window at a time.
 //
 // Order: every window sum starts from +0 and adds its taps in window order, as the passes'
 // sequential sums do (the caller leaves windows that sum_windows splits into partial sums,
 // 16 or more unit-step taps, to the passes), so results are the same bits. Integer sums
-// (int32 lanes of int8 / uint8 inputs or of int32 partial sums) are exact in any order.
+// (int32 lanes of 8-, 32- or 64-bit inputs, these last two only when the block's sums fit, as
+// load8_i32 assumes) are exact in any order.
 //
 // Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
 #ifndef OVPOOL_CORE_SIMD_AVG_COLUMNS_AVX2_HPP
@@ -34,17 +37,17 @@ namespace core {
 inline namespace OVPOOL_CORE_ISA {
 namespace simd {
 
-// Columns held at once (per eight rows: 16 KiB of float32, within L1).
+// Columns held at once (per eight rows: 16 KiB of 32-bit sums, within L1).
 constexpr index_t columns_room = 512;
 
 // Whether columns_last_axis exists for Src rows summed in A: float32 sums of float32,
-// float16 or bfloat16, int32 sums of int8, uint8 or int32.
+// float16 or bfloat16, int32 sums of 8-, 32- or 64-bit integers.
 template <class Src, class A>
 constexpr bool has_columns =
     (std::is_same<A, float>::value &&
      (std::is_same<Src, float>::value || std::is_same<Src, f16>::value || std::is_same<Src, bf16>::value)) ||
     (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
-     (sizeof(Src) == 1 || sizeof(Src) == 4));
+     (sizeof(Src) == 1 || sizeof(Src) == 4 || sizeof(Src) == 8));
 
 // Eight inputs as A lanes (float32 or int32), in a float vector's bits.
 template <class A, class Src>
@@ -66,13 +69,19 @@ inline __m256 add8_lanes(__m256 a, __m256 b) {
     }
 }
 
-// Whether columns_last_axis takes the windows of w: rows of at least eight elements whose
-// windows step two or more apart, each summed tap by tap by the passes (none of 16 or more
-// unit-step taps) and spanning at most columns_room elements.
-inline bool columns_suit(const AxisTable& w) {
-    if (w.step < 2 || w.length < 8) return false;
+// Whether w's windows follow no regular run over half of them or more (adaptive pooling,
+// whose windows the passes sum one at a time).
+inline bool columns_irregular(const AxisTable& w) { return 2 * (w.hi - w.lo) < w.out_len; }
+
+// Whether columns_last_axis takes the windows of w (summed in float32 or, `exact`, in an
+// integer accumulator): rows of at least eight elements whose windows step two or more apart
+// or are irregular, each spanning at most columns_room elements and, for float sums, each
+// summed tap by tap by the passes (none of 16 or more unit-step taps: exact sums may take any
+// order).
+inline bool columns_suit(const AxisTable& w, bool exact) {
+    if (w.length < 8 || !(w.step >= 2 || columns_irregular(w))) return false;
     for (index_t j = 0; j < w.out_len; ++j) {
-        if (w.dil == 1 && w.count[j] >= 16) return false;
+        if (!exact && w.dil == 1 && w.count[j] >= 16) return false;
         if (w.count[j] > 0 && (w.count[j] - 1) * w.dil >= columns_room) return false;
     }
     return true;

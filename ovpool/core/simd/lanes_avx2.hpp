@@ -68,6 +68,42 @@ inline void untranspose_tile(const B* lanes, index_t L, B* sums, index_t stride)
     transpose_block<bytes>(from, to);
 }
 
+// sums[p * stride + k] = lanes[k * L + p] for p < 8, k < n, n 2 or 4 (32-bit sums): the few
+// outputs of tiny planes (adaptive pooling to 1x2 or 2x2), whose tiles untranspose_tile, at
+// eight outputs a side, cannot cover. Each plane's n sums are one 64- or 128-bit store.
+template <index_t n, class B>
+inline void untranspose_narrow(const B* lanes, index_t L, B* sums, index_t stride) {
+    static_assert(sizeof(B) == 4 && (n == 2 || n == 4), "2 or 4 outputs of 32 bits");
+    const float* from = reinterpret_cast<const float*>(lanes);
+    float* to = reinterpret_cast<float*>(sums);
+    __m256 r0 = _mm256_loadu_ps(from), r1 = _mm256_loadu_ps(from + L);
+    __m256 pair[4];  // planes (0, 4), (1, 5), (2, 6), (3, 7) in the halves; n = 2: two per half
+    if constexpr (n == 2) {
+        pair[0] = _mm256_unpacklo_ps(r0, r1);  // planes 0, 1 | 4, 5
+        pair[1] = _mm256_unpackhi_ps(r0, r1);  // planes 2, 3 | 6, 7
+        for (int h = 0; h < 2; ++h) {
+            for (int q = 0; q < 2; ++q) {
+                __m128 half = h == 0 ? _mm256_castps256_ps128(pair[q]) : _mm256_extractf128_ps(pair[q], 1);
+                const index_t p = 4 * h + 2 * q;
+                _mm_storel_pi(reinterpret_cast<__m64*>(to + p * stride), half);
+                _mm_storeh_pi(reinterpret_cast<__m64*>(to + (p + 1) * stride), half);
+            }
+        }
+    } else {
+        __m256 r2 = _mm256_loadu_ps(from + 2 * L), r3 = _mm256_loadu_ps(from + 3 * L);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        pair[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+        pair[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+        pair[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+        pair[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+        for (int q = 0; q < 4; ++q) {
+            _mm_storeu_ps(to + q * stride, _mm256_castps256_ps128(pair[q]));
+            _mm_storeu_ps(to + (q + 4) * stride, _mm256_extractf128_ps(pair[q], 1));
+        }
+    }
+}
+
 }  // namespace simd
 }  // namespace OVPOOL_CORE_ISA
 }  // namespace core
