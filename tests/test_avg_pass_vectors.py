@@ -5,9 +5,11 @@ rows, windows strided along rows summed eight rows at a time in columns
 (simd/avg_columns_avx2.hpp: float32 sums of float32 / float16 / bfloat16 rows, int32 sums
 of int8 / uint8 rows and of int32 partial sums; groups of
 eight rows and a last group of fewer, rows longer than the columns held at once, wide
-dilations), float16 / bfloat16 averages narrowed eight at a time, and int64 inputs summed in
-int32 when their range allows. Each must give the oracle's values and the same bits in both
-kernel builds and on any thread count.
+dilations), int8 / uint8 rows strided 2 to 4 apart summed eight windows at a time from
+16-byte loads, runs of 16 summed in registers, five to eight int32 runs in one sweep,
+float16 / bfloat16 averages narrowed eight at a time, and int64 inputs summed in int32 when
+their range allows. Each must give the oracle's values and the same bits in both kernel
+builds and on any thread count.
 """
 
 import numpy as np
@@ -19,10 +21,11 @@ from helpers import assert_same_averages
 from reference import ref_avg_pool
 from test_kernels import _assert_random_planes_keep_their_bits
 
-# Few planes (no blocks): 2-D planes of long rows, 1-D rows of odd lengths (vector tails).
-SHAPES_2D = [(1, 3, 72, 61), (1, 2, 19, 37)]
-# Rows of 2665 and 1201 elements: blocks of six and thirteen rows made whole groups of eight
-# (the last block shorter) for the columns.
+# Few planes (no blocks): 2-D planes of long rows, rows of 16 (passes over the first axis
+# summed 16 at a time in registers), 1-D rows of odd lengths (vector tails). Rows of 2665 and
+# 1201 elements: blocks of six and thirteen rows made whole groups of eight (the last block
+# shorter) for the columns.
+SHAPES_2D = [(1, 3, 72, 61), (1, 2, 19, 37), (1, 2, 21, 16)]
 SHAPES_1D = [(1, 3, 2665), (2, 2, 203), (3, 5, 203), (1, 9, 1201), (2, 7, 2665)]
 
 # (kernel, strides, pads_begin, pads_end, dilations, rounding)
@@ -138,6 +141,38 @@ EIGHT_BIT_COLUMNS = [
 ]
 
 
+# int8 / uint8 windows strided 2 to 4 apart along rows that go row by row (fewer than 16 rows,
+# one-tap windows, or two taps three or four apart, which the dense sums leave), summed eight
+# windows at a time from 16-byte loads (AVX2 builds), the last windows of the last row one at
+# a time (the loads would read past the input).
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+EIGHT_BIT_STRIDED = [
+    ((1, 9, 203), (2,), (3,), (0,), (1,), (5,), "floor", "explicit"),
+    ((1, 9, 203), (1,), (4,), (0,), (0,), (1,), "ceil", "explicit"),
+    ((1, 10, 150), (5,), (2,), (2,), (2,), (1,), "floor", "explicit"),
+    ((1, 9, 41), (3,), (2,), (1,), (0,), (2,), "ceil", "explicit"),
+    ((1, 2, 7, 67), (2, 3), (1, 2), (0, 1), (1, 1), (1, 3), "floor", "explicit"),
+]
+
+# int8 / uint8 planes some of whose inputs are in no window: the plane blocks up to
+# blocks_max_sparse_block elements (16 planes of 1024), the passes above (core/avg_blocks.hpp).
+EIGHT_BIT_SPARSE = [
+    ((1, 20, 32, 32), (1, 3), (2, 4), (0, 0), (0, 0), (1, 1), "floor", "explicit"),
+    ((1, 20, 41, 25), (1, 3), (2, 4), (0, 0), (0, 0), (1, 1), "floor", "explicit"),
+    ((1, 20, 12, 11, 13), (4, 3, 3), (6, 5, 5), (0, 0, 0), (0, 0, 0), (1, 1, 1), "ceil_torch",
+     "same_upper"),
+]
+
+
+# int8 / uint8 windows of five to eight taps with stride 1, whose runs are summed in one sweep
+# (AVX2 builds), on rows (a run over all rows) and down columns, edge windows of fewer taps.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+EIGHT_BIT_RUNS = [
+    ((1, 3, 40, 70), (8, 7), (1, 1), (3, 3), (4, 3), (1, 1), "floor", "explicit"),
+    ((1, 2, 23, 90), (5, 6), (1, 1), (0, 2), (0, 3), (2, 1), "floor", "explicit"),
+]
+
+
 def _pool_eight_bit(case, x):
     _shape, kernel, strides, begin, end, dil, rounding, auto = case
     return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=e,
@@ -145,7 +180,8 @@ def _pool_eight_bit(case, x):
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])
-@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS)
+@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
+                         EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS)
 def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
     """Random values and whole rows and planes at the type's extremes (the largest sums),
     both divisor rules: the oracle's values, rounded half to even."""
@@ -162,7 +198,8 @@ def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS)
+@pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
+                         EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS)
 def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
     """Each plane gets the bytes of that plane alone, with one or two threads (row parts for
     the few-plane calls), and both builds agree."""

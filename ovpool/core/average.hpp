@@ -157,7 +157,7 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
     const Src* r1 = first + (M > 1 ? gap : 0);
     const Src* r2 = first + (M > 2 ? 2 * gap : 0);
     const Src* r3 = first + (M > 3 ? 3 * gap : 0);
-    const Src* r4 = first + (M > 4 ? 4 * gap : 0);  // (more than four runs: 16-bit floats)
+    const Src* r4 = first + (M > 4 ? 4 * gap : 0);  // (more than four: 16-bit floats, int32 sums)
     const Src* r5 = first + (M > 5 ? 5 * gap : 0);
     const Src* r6 = first + (M > 6 ? 6 * gap : 0);
     const Src* r7 = first + (M > 7 ? 7 * gap : 0);
@@ -191,6 +191,10 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
             if (M > 1) total = _mm256_add_epi32(total, simd::load8_i32(r1 + i));
             if (M > 2) total = _mm256_add_epi32(total, simd::load8_i32(r2 + i));
             if (M > 3) total = _mm256_add_epi32(total, simd::load8_i32(r3 + i));
+            if (M > 4) total = _mm256_add_epi32(total, simd::load8_i32(r4 + i));
+            if (M > 5) total = _mm256_add_epi32(total, simd::load8_i32(r5 + i));
+            if (M > 6) total = _mm256_add_epi32(total, simd::load8_i32(r6 + i));
+            if (M > 7) total = _mm256_add_epi32(total, simd::load8_i32(r7 + i));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), total);
         }
     }
@@ -221,8 +225,9 @@ inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t rows, inde
 
 // dst[i] = 0 + first[i] + first[gap + i] + ... (`rows` runs of n elements `gap` apart), added
 // in that order: the same sums as zeroing dst and adding run by run. Up to four runs go in
-// each sweep over dst, so dst is written once for windows of up to four taps; without AVX2,
-// 16-bit float runs go run by run instead (float16 through the F16C row converter).
+// each sweep over dst (with AVX2, up to eight for 16-bit floats and int32 sums), so dst is
+// written once for windows of up to four taps; without AVX2, 16-bit float runs go run by run
+// instead (float16 through the F16C row converter).
 template <class Src, class A>
 inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_t n) {
     if ((is_half<Src>::value && !OVPOOL_CORE_HAVE_AVX2) || rows < 1) {
@@ -231,10 +236,11 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
         return;
     }
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (is_half<Src>::value) {
-        // 16-bit floats: five to eight runs in one sweep too (each converted as it loads, so
-        // a second sweep would reload and restore dst for little), except long adjacent runs
-        // (below).
+    if constexpr (is_half<Src>::value || std::is_same<A, std::int32_t>::value) {
+        // 16-bit floats and int32 sums: five to eight runs in one sweep too (16-bit floats are
+        // converted as they load, so a second sweep would reload and restore dst for little;
+        // int32 sums of 5-7 runs: uint8 1x198x30x83 k4,6 d2,2, 171 -> 160 us a call on one
+        // thread), except long adjacent runs (below).
         if (!(gap == n && n >= 64)) {
             switch (rows) {
                 case 5: sweep_rows<5, false>(dst, first, gap, n); return;
@@ -275,6 +281,10 @@ inline void sum_rows_scalar(A* dst, const Src* src, index_t gap, index_t rows, i
 template <index_t W, class Src, class A>
 inline void sum_rows_chunk(A* d, const Src* s, index_t gap, index_t rows) {
 #if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (W == 16 && simd::has_sum_rows16<Src, A>) {
+        simd::sum_rows16(d, s, gap, rows);
+        return;
+    }
     if constexpr (W == 8 && simd::has_sum_rows8<Src, A>) {
         simd::sum_rows8(d, s, gap, rows);
         return;
@@ -293,11 +303,16 @@ inline void sum_rows_chunk(A* d, const Src* s, index_t gap, index_t rows) {
     for (index_t k = 0; k < W; ++k) d[k] = acc[k];
 }
 
-// sum_rows for short runs (n elements, n < 16), a window at a time in registers: whole
+// sum_rows for short runs (n elements, n <= 16), a window at a time in registers: sixteen
+// in one loop over the runs (the lane axis of the plane blocks, avg_blocks.hpp), else whole
 // chunks of eight (or four), the last one overlapping the one before when n is not a
 // multiple (it rewrites the same sums), so that no element is summed on its own.
 template <class Src, class A>
 inline void sum_short_rows(A* d, const Src* s, index_t gap, index_t rows, index_t n) {
+    if (n == 16) {
+        sum_rows_chunk<16>(d, s, gap, rows);
+        return;
+    }
     if (n >= 8) {
         index_t i = 0;
         for (; i + 8 <= n; i += 8) sum_rows_chunk<8>(d + i, s + i, gap, rows);
@@ -323,7 +338,7 @@ inline void sum_window_rows(A* dst, index_t dst_step, const Src* src, index_t sr
     for (index_t o = 0; o < outer; ++o) {
         A* d = dst + o * dst_step;
         const Src* s = src + o * src_step;
-        if (n >= 16) {
+        if (n > 16) {
             sum_rows(d, s, gap, rows, n);
         } else if (n >= 4) {
             sum_short_rows(d, s, gap, rows, n);
@@ -491,10 +506,29 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
             continue;
         }
         if (dense) continue;  // the full windows: below
-        for (index_t j = w.lo; j < w.hi; ++j) out[j] = 0;
+        index_t first = w.lo;  // the full windows from here on: the loop below
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (simd::has_strided_sums8<Src, A>) {
+            // int8 / uint8 taps 2 to 4 apart: eight windows at a time, their taps picked from
+            // 16-byte loads (the loop below adds one byte at a time, through memory: int8
+            // 304 rows of 854 k1 s2, 95 -> 40 us a call on one thread), as far as the loads
+            // stay within the rows.
+            if (w.step <= 4) {
+                const Src* tap0 = row + w.begin[w.lo] - w.lo * w.step;  // window j's first tap:
+                const Src* end = src + outer * w.length;                // tap0 + step * j
+                const __m128i pick = simd::strided_pick(w.step);
+                for (; first + 8 <= w.hi; first += 8) {
+                    const Src* p = tap0 + w.step * first;
+                    if (simd::strided_sums8_reach(p, w.step, w.dil, w.taps) > end) break;
+                    simd::strided_sums8(p, pick, w.step, w.dil, w.taps, out + first);
+                }
+            }
+        }
+#endif
+        for (index_t j = first; j < w.hi; ++j) out[j] = 0;
         for (index_t t = 0; t < w.taps; ++t) {
             const Src* tap = row + w.begin[w.lo] + t * w.dil - w.lo * w.step;
-            for (index_t j = w.lo; j < w.hi; ++j) out[j] = out[j] + load<A>(tap[w.step * j]);
+            for (index_t j = first; j < w.hi; ++j) out[j] = out[j] + load<A>(tap[w.step * j]);
         }
     }
     if (dense) sum_strided_windows(src, dst, w, outer);
@@ -531,9 +565,11 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
         }
         return;
     }
-    if (inner < 16) {
-        // Short rows (small planes): every window of every row a run at a time, summed in
-        // registers (sum_short_rows), rather than loops of a few elements.
+    if (inner <= 16) {
+        // Short rows (small planes, and the 16 lanes of the plane blocks): every window of
+        // every row a run at a time, summed in registers (sum_short_rows), rather than loops
+        // of a few elements and, for one-tap windows, a memmove call each (uint8
+        // 4x202x17x19 k6,1 s1,4 d2,1, in blocks: 79 -> 62 us a call on one thread).
         for (index_t o = 0; o < outer; ++o) {
             A* d = dst + o * w.out_len * inner;
             const Src* x = src + o * w.length * inner;

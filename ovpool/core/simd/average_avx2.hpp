@@ -9,6 +9,8 @@
 //   widening each input type as it loads (the compiler's own vectorisation of the scalar
 //   chunk falls back to lane-by-lane extracts for the widening loads). Each lane adds its
 //   taps in the scalar order, so the sums are the same bits.
+// - strided_sums8: eight int8 / uint8 windows strided 2 to 4 apart along a row, each tap's
+//   bytes picked from 16-byte loads and widened to int32 (exact sums, in any order).
 // - last_axis_rows8: the windows along the last axis of eight rows of at most eight elements
 //   (small planes), through an 8x8 transpose, so that a tap is one vector addition for eight
 //   rows; each lane adds its taps in the scalar order.
@@ -221,6 +223,32 @@ inline void sum_rows8(A* d, const Src* s, index_t gap, index_t rows) {
     }
 }
 
+// The same for k < 16, int32 or float32 sums: two accumulators in one loop over the runs.
+template <class Src, class A>
+constexpr bool has_sum_rows16 =
+    has_sum_rows8<Src, A> && (std::is_same<A, std::int32_t>::value || std::is_same<A, float>::value);
+
+template <class Src, class A>
+inline void sum_rows16(A* d, const Src* s, index_t gap, index_t rows) {
+    if constexpr (std::is_same<A, std::int32_t>::value) {
+        __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+        for (index_t t = 0; t < rows; ++t) {
+            lo = _mm256_add_epi32(lo, load8_i32(s + t * gap));
+            hi = _mm256_add_epi32(hi, load8_i32(s + t * gap + 8));
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), lo);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 8), hi);
+    } else {
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+        for (index_t t = 0; t < rows; ++t) {
+            lo = _mm256_add_ps(lo, load8_f32(s + t * gap));
+            hi = _mm256_add_ps(hi, load8_f32(s + t * gap + 8));
+        }
+        _mm256_storeu_ps(d, lo);
+        _mm256_storeu_ps(d + 8, hi);
+    }
+}
+
 // The same for k < 4.
 template <class Src, class A>
 inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
@@ -242,6 +270,43 @@ inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
         for (index_t t = 0; t < rows; ++t) total = _mm256_add_pd(total, _mm256_loadu_pd(s + t * gap));
         _mm256_storeu_pd(d, total);
     }
+}
+
+// Whether strided_sums8<Src, A> exists: int32 sums of int8 / uint8 inputs.
+template <class Src, class A>
+constexpr bool has_strided_sums8 =
+    std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value && sizeof(Src) == 1;
+
+// The pshufb mask that picks bytes 0, step, 2 * step and 3 * step (step <= 4) of 16.
+inline __m128i strided_pick(index_t step) {
+    const char s = static_cast<char>(step);
+    return _mm_setr_epi8(0, s, static_cast<char>(2 * s), static_cast<char>(3 * s), -1, -1, -1, -1,
+                         -1, -1, -1, -1, -1, -1, -1, -1);
+}
+
+// One past the last byte strided_sums8 reads from p.
+template <class Src>
+inline const Src* strided_sums8_reach(const Src* p, index_t step, index_t dil, index_t taps) {
+    return p + (taps - 1) * dil + 4 * step + 16;
+}
+
+// out[k] = 0 + p[k * step] + p[k * step + dil] + ... (`taps` taps) for k < 8, one-byte inputs
+// 2 to 4 apart (`pick`: strided_pick(step)), in int32: each tap of the eight windows from two
+// 16-byte loads (windows 0-3 and 4-7), its bytes picked and widened. Reads up to
+// strided_sums8_reach. Integer sums: exact, so the same as one tap at a time in any order.
+template <class Src>
+inline void strided_sums8(const Src* p, __m128i pick, index_t step, index_t dil, index_t taps,
+                          std::int32_t* out) {
+    __m256i total = _mm256_setzero_si256();
+    for (index_t t = 0; t < taps; ++t, p += dil) {
+        __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), pick);
+        __m128i hi = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4 * step)), pick);
+        __m128i bytes = _mm_unpacklo_epi32(lo, hi);
+        total = _mm256_add_epi32(total, std::is_signed<Src>::value ? _mm256_cvtepi8_epi32(bytes)
+                                                                   : _mm256_cvtepu8_epi32(bytes));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), total);
 }
 
 // Whether last_axis_rows8<Src, A> exists: float32 and int32 sums.
