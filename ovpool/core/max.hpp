@@ -155,6 +155,24 @@ inline void max_into(A* dst, const Src* r, index_t n) {
     }
 }
 
+// to[j] = from[j * step] for j in [0, n): 1-byte elements by byte shuffles in the AVX2 build
+// (simd::pick_bytes: reads from[0 .. readable) only, and may write any bytes to
+// to[n .. writable)), the rest one by one. A copy, so every build gives the same bits.
+template <class Src, class A>
+inline void pick_strided(const Src* from, A* to, index_t n, index_t step, index_t readable,
+                         index_t writable) {
+    index_t j = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(Src) == 1 && sizeof(A) == 1) {
+        j = simd::pick_bytes(from, to, n, step, readable, writable);
+    }
+#else
+    (void)readable;
+    (void)writable;
+#endif
+    for (; j < n; ++j) to[j] = load<A>(from[j * step]);
+}
+
 // out[j] = the max of the `windows` full windows whose taps are row[Step * j + t * w.dil]
 // (Step 0: w.step), taps in window order.
 template <index_t Step, class Src, class A>
@@ -174,9 +192,10 @@ inline void max_row_strided(const Src* row, A* out, index_t windows, const AxisT
 //
 // Full windows are reduced tap by tap across all of them so that the loop over outputs
 // vectorises (the first three taps in one sweep). With stride 2 the row is first split into
-// its even and odd elements (`phases`: at least length + 2 elements), so that every tap reads
-// a contiguous run: tap t of window lo + j is element (begin[lo] + t*dil) / 2 + j of the phase
-// (begin[lo] + t*dil) % 2. Taps are still combined in window order.
+// its even and odd elements (`phases`: at least length + 2 elements, any of which may be
+// overwritten), so that every tap reads a contiguous run: tap t of window lo + j is element
+// (begin[lo] + t*dil) / 2 + j of the phase (begin[lo] + t*dil) % 2. Taps are still combined in
+// window order.
 template <class Src, class A>
 void max_row(const Src* row, A* out, const AxisTable& w, A* phases, A empty_value) {
     max_windows(row, out, nullptr, nullptr, 0, w.begin, w.count, 0, w.lo, w.dil, empty_value);
@@ -198,10 +217,10 @@ void max_row(const Src* row, A* out, const AxisTable& w, A* phases, A empty_valu
         index_t half = (n + 1) / 2;
         A* even = phases;
         A* odd = phases + half;
-        for (index_t m = 0; m < n / 2; ++m) {
-            even[m] = load<A>(row[first + 2 * m]);
-            odd[m] = load<A>(row[first + 2 * m + 1]);
-        }
+        // (The even picks may spill into odd, written after them.)
+        const index_t room = w.length + 2;
+        pick_strided(row + first, even, n / 2, 2, w.length - first, room);
+        pick_strided(row + first + 1, odd, n / 2, 2, w.length - first - 1, room - half);
         if (n % 2) even[half - 1] = load<A>(row[first + n - 1]);
         const A* p[3] = {even, even, even};
         for (index_t t = 0; t < std::min<index_t>(w.taps, 3); ++t) {

@@ -532,11 +532,31 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
 }
 
 // Strided windows lo .. hi-1 of each of `rows` rows picked from the run of every stride-1
-// window (row o's at run + o * W) into d, c at `pitch`.
+// window (row o's at run + o * W; `readable` entries of values and of codes) into d, c at
+// `pitch` (= out_len: entries past a row's picks are its edge windows or a later row's, which
+// are written after the picks).
 template <index_t Step, class A, class U>
 void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_t rows,
-                     const AxisTable& h, index_t pitch) {
+                     const AxisTable& h, index_t pitch, index_t readable) {
     const index_t step = Step > 0 ? Step : h.step, n = h.hi - h.lo;
+    index_t first_row = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(A) == 1) {
+        // 1-byte values and codes by byte shuffles (simd::pick_bytes), row by row while the
+        // reads stay in the run.
+        for (; first_row < rows; ++first_row) {
+            const index_t from = first_row * h.length, room = (rows - first_row) * pitch - h.lo;
+            A* to = d + first_row * pitch + h.lo;
+            U* to_code = c + first_row * pitch + h.lo;
+            if (simd::pick_bytes(run_values + from, to, n, step, readable - from, room) < n ||
+                simd::pick_bytes(run_codes + from, to_code, n, step, readable - from, room) < n) {
+                break;
+            }
+        }
+    }
+#else
+    (void)readable;
+#endif
     if (n < 8) {
         // (Few windows a row: one window of every row at a time, rather than loops of n.)
         for (index_t j = 0; j < n; ++j) {
@@ -544,14 +564,14 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
             const U* from_code = run_codes + j * step;
             A* to = d + h.lo + j;
             U* to_code = c + h.lo + j;
-            for (index_t o = 0; o < rows; ++o) {
+            for (index_t o = first_row; o < rows; ++o) {
                 to[o * pitch] = from[o * h.length];
                 to_code[o * pitch] = from_code[o * h.length];
             }
         }
         return;
     }
-    for (index_t o = 0; o < rows; ++o) {
+    for (index_t o = first_row; o < rows; ++o) {
         const A* from = run_values + o * h.length;
         const U* from_code = run_codes + o * h.length;
         A* to = d + o * pitch + h.lo;
@@ -727,14 +747,15 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
     if (h.hi > h.lo && h.taps == 1 && !plan.in_place) {
         // One tap per window with a stride: the windows are every step-th element, so they
         // are picked straight from x (code 0) rather than from a run of every element.
+        // (Entries past a row's picks may be overwritten: they are its edge windows or a
+        // later row's, written after.)
+        const index_t n = h.hi - h.lo;
         for (index_t o = 0; o < rows; ++o) {
-            const Src* from = x + o * width + h.begin[h.lo];
+            const index_t at = o * width + h.begin[h.lo];
             A* to = d + o * pitch + h.lo;
             U* to_code = c + o * pitch + h.lo;
-            for (index_t j = 0; j < h.hi - h.lo; ++j) {
-                to[j] = load<A>(from[j * h.step]);
-                to_code[j] = 0;
-            }
+            pick_strided(x + at, to, n, h.step, rows * width - at, (rows - o) * pitch - h.lo);
+            for (index_t j = 0; j < n; ++j) to_code[j] = 0;
         }
     } else if (plan.phased) {
         coded_phased_rows(x, d, c, run_values, rows, h, pitch, place, empty_value);
@@ -750,13 +771,13 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         if (!plan.in_place) {
             // (Steps 2 to 4 as constants: the compiler vectorises the strided reads.)
             if (h.step == 2) {
-                coded_pick_rows<2>(run_values, run_codes, d, c, rows, h, pitch);
+                coded_pick_rows<2>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
             } else if (h.step == 3) {
-                coded_pick_rows<3>(run_values, run_codes, d, c, rows, h, pitch);
+                coded_pick_rows<3>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
             } else if (h.step == 4) {
-                coded_pick_rows<4>(run_values, run_codes, d, c, rows, h, pitch);
+                coded_pick_rows<4>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
             } else {
-                coded_pick_rows<0>(run_values, run_codes, d, c, rows, h, pitch);
+                coded_pick_rows<0>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
             }
         }
     }
@@ -808,6 +829,16 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
                 coded_window(out + j * inner, out_code + j * inner, block + v.begin[j] * inner,
                              block_code + v.begin[j] * inner, v.taps, gap, place, n,
                              empty_value);
+                j = v.hi - 1;
+                continue;
+            }
+            if (interior && v.taps == 1) {
+                // One tap a window: the rows the windows read, copied with their codes.
+                for (index_t k = j; k < v.hi; ++k) {
+                    coded_first(out + k * inner, out_code + k * inner,
+                                block + v.begin[k] * inner, block_code + v.begin[k] * inner,
+                                U{0}, inner);
+                }
                 j = v.hi - 1;
                 continue;
             }

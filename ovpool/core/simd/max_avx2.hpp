@@ -409,6 +409,154 @@ inline index_t coded_rel_indices8(I* index, const std::uint8_t* code, const std:
     return j;
 }
 
+// Strided picks of 1-byte elements by byte shuffles (AVX2 gathers are slow on AMD EPYC).
+// Sixteen picks j .. j + 15 of step s read the s 16-byte blocks from[16 * c + j * s], c < s;
+// byte_step_masks.m[s][c] moves the picks that block c holds (picks k with 16c <= k s < 16c +
+// 16, at k s - 16 c) into lanes k and zeroes the other lanes, so the picks are the OR of the
+// s shuffled blocks.
+constexpr int max_byte_step = 16;
+
+struct ByteStepMasks {
+    std::uint8_t m[max_byte_step + 1][max_byte_step][16];
+};
+
+constexpr ByteStepMasks make_byte_step_masks() {
+    ByteStepMasks t{};
+    for (int s = 1; s <= max_byte_step; ++s) {
+        for (int c = 0; c < s; ++c) {
+            for (int k = 0; k < 16; ++k) {
+                const int at = k * s - 16 * c;
+                t.m[s][c][k] = static_cast<std::uint8_t>(0 <= at && at < 16 ? at : 0x80);
+            }
+        }
+    }
+    return t;
+}
+
+alignas(16) inline constexpr ByteStepMasks byte_step_masks = make_byte_step_masks();
+
+// Picks j .. j + 15 of step S from `from` (reads from[j * S .. (j + 16) * S)).
+template <int S>
+inline __m128i byte_picks16(const std::uint8_t* from) {
+    const __m128i* mask = reinterpret_cast<const __m128i*>(byte_step_masks.m[S]);
+    __m128i picks = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(from)),
+                                     _mm_load_si128(mask));
+    for (int c = 1; c < S; ++c) {
+        picks = _mm_or_si128(picks, _mm_shuffle_epi8(_mm_loadu_si128(
+                                        reinterpret_cast<const __m128i*>(from + 16 * c)),
+                                                     _mm_load_si128(mask + c)));
+    }
+    return picks;
+}
+
+// Thirty-two picks (reads from[0 .. 32 * S)): the low lane's sixteen as byte_picks16, the high
+// lane's from from + 16 * S with the same masks.
+template <int S>
+inline __m256i byte_picks32(const std::uint8_t* from) {
+    const __m128i* mask = reinterpret_cast<const __m128i*>(byte_step_masks.m[S]);
+    __m256i picks = _mm256_setzero_si256();
+    for (int c = 0; c < S; ++c) {
+        const __m256i blocks = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 16 * c))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 16 * (S + c))), 1);
+        picks = _mm256_or_si256(
+            picks, _mm256_shuffle_epi8(blocks, _mm256_broadcastsi128_si256(_mm_load_si128(mask + c))));
+    }
+    return picks;
+}
+
+template <int S>
+inline index_t pick_bytes_step(const std::uint8_t* from, std::uint8_t* to, index_t n,
+                               index_t readable, index_t writable) {
+    index_t j = 0;
+    for (; j + 32 <= n && (j + 32) * S <= readable; j += 32) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + j), byte_picks32<S>(from + j * S));
+    }
+    for (; j + 16 <= n && (j + 16) * S <= readable; j += 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + j), byte_picks16<S>(from + j * S));
+    }
+    if (j < n) {
+        // The last picks: sixteen ending at pick n (overlapping picks already stored, with the
+        // same bytes), or, with room to write, sixteen from pick j (lanes past n: bytes the
+        // caller writes again later).
+        const index_t at = n >= 16 ? n - 16 : j;
+        if ((at + 16) * S <= readable && at + 16 <= writable) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to + at), byte_picks16<S>(from + at * S));
+            j = n;
+        }
+    }
+    return j;
+}
+
+// to[j] = from[j * step] for 1-byte elements, j in [0, returned) of [0, n) (the rest is the
+// caller's), 2 <= step <= max_byte_step (other steps: 0 picks): reads from[0 .. readable)
+// only and writes to[0 .. max(n, writable)) only; to[n .. writable) may get any bytes, and
+// [to, to + writable) must not overlap [from, from + readable). A copy, so the bytes are the
+// scalar loop's.
+template <class F, class T>
+inline index_t pick_bytes(const F* from, T* to, index_t n, index_t step, index_t readable,
+                          index_t writable) {
+    static_assert(sizeof(F) == 1 && sizeof(T) == 1, "1-byte elements");
+    const std::uint8_t* f = reinterpret_cast<const std::uint8_t*>(from);
+    std::uint8_t* t = reinterpret_cast<std::uint8_t*>(to);
+    writable = std::max(writable, n);
+    switch (step) {
+        case 2: return pick_bytes_step<2>(f, t, n, readable, writable);
+        case 3: return pick_bytes_step<3>(f, t, n, readable, writable);
+        case 4: return pick_bytes_step<4>(f, t, n, readable, writable);
+        case 5: return pick_bytes_step<5>(f, t, n, readable, writable);
+        case 6: return pick_bytes_step<6>(f, t, n, readable, writable);
+        case 7: return pick_bytes_step<7>(f, t, n, readable, writable);
+        case 8: return pick_bytes_step<8>(f, t, n, readable, writable);
+        case 9: return pick_bytes_step<9>(f, t, n, readable, writable);
+        case 10: return pick_bytes_step<10>(f, t, n, readable, writable);
+        case 11: return pick_bytes_step<11>(f, t, n, readable, writable);
+        case 12: return pick_bytes_step<12>(f, t, n, readable, writable);
+        case 13: return pick_bytes_step<13>(f, t, n, readable, writable);
+        case 14: return pick_bytes_step<14>(f, t, n, readable, writable);
+        case 15: return pick_bytes_step<15>(f, t, n, readable, writable);
+        case 16: return pick_bytes_step<16>(f, t, n, readable, writable);
+        default: return 0;
+    }
+}
+
+// index[k] = base + code[k] for k in [0, returned) of [0, n) (the rest is the caller's):
+// 8-bit tap codes widened to int32 (eight at a time) or int64 (four) indices; int32 indices
+// keep the low half of the 64-bit sum, as the scalar cast. Reads code[0 .. max(n, writable))
+// and writes index[0 .. max(n, writable)), index[n ..) getting any values: with writable
+// <= n, the last group overlaps the one before (n at least a group), else it may run past n.
+template <class I>
+inline index_t codes_plus_base(I* index, const std::uint8_t* code, std::int64_t base, index_t n,
+                               index_t writable) {
+    constexpr index_t group = sizeof(I) == 4 ? 8 : 4;
+    auto store = [&](index_t at) {
+        if constexpr (sizeof(I) == 4) {
+            std::int64_t eight;
+            std::memcpy(&eight, code + at, 8);
+            const __m256i sum = _mm256_add_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(eight)),
+                                                 _mm256_set1_epi32(static_cast<std::int32_t>(base)));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + at), sum);
+        } else {
+            std::int32_t four;
+            std::memcpy(&four, code + at, 4);
+            const __m256i sum = _mm256_add_epi64(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four)),
+                                                 _mm256_set1_epi64x(base));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + at), sum);
+        }
+    };
+    index_t k = 0;
+    for (; k + group <= n; k += group) store(k);
+    if (k < n) {
+        const index_t at = n >= group ? n - group : k;
+        if (at + group <= std::max(n, writable)) {
+            store(at);
+            k = n;
+        }
+    }
+    return k;
+}
+
 }  // namespace simd
 }  // namespace OVPOOL_CORE_ISA
 }  // namespace core
