@@ -426,6 +426,15 @@ inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, in
         n -= done;
         if (n == 0) return;
     }
+    if constexpr (std::is_integral<A>::value && sizeof(A) == 1 && std::is_same<Src, A>::value) {
+        // (1-byte integers, 32 entries at a time, every tap in registers; fewer than 16
+        // entries by the loops after.)
+        const index_t done =
+            rc != nullptr
+                ? simd::coded_taps_bytes<true>(d, c, r, rc, taps, gap, static_cast<U>(place), n)
+                : simd::coded_taps_bytes<false>(d, c, r, rc, taps, gap, static_cast<U>(place), n);
+        if (done == n) return;
+    }
     if constexpr (std::is_same<Src, float>::value && std::is_same<A, float>::value &&
                   std::is_same<U, std::uint32_t>::value) {
         // (Eight entries at a time, every tap in registers: the same comparisons in the same

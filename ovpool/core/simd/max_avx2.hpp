@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "../config.hpp"
 
@@ -519,6 +520,204 @@ inline index_t pick_bytes(const F* from, T* to, index_t n, index_t step, index_t
         case 16: return pick_bytes_step<16>(f, t, n, readable, writable);
         default: return 0;
     }
+}
+
+// Max of 1-byte integers, values only (max_plane_values' byte rows): integer maxima do not
+// depend on the order of the taps, so these combine them in any order and give the scalar
+// loops' bytes. T: std::int8_t or std::uint8_t.
+template <class T>
+inline __m256i max_bytes(__m256i a, __m256i b) {
+    return std::is_signed<T>::value ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+}
+
+template <class T>
+inline __m128i max_bytes(__m128i a, __m128i b) {
+    return std::is_signed<T>::value ? _mm_max_epi8(a, b) : _mm_max_epu8(a, b);
+}
+
+template <class V>
+inline V load_bytes(const void* at) {
+    if constexpr (sizeof(V) == 32) {
+        return _mm256_loadu_si256(static_cast<const __m256i*>(at));
+    } else {
+        return _mm_loadu_si128(static_cast<const __m128i*>(at));
+    }
+}
+
+template <class V>
+inline void store_bytes(void* at, V v) {
+    if constexpr (sizeof(V) == 32) {
+        _mm256_storeu_si256(static_cast<__m256i*>(at), v);
+    } else {
+        _mm_storeu_si128(static_cast<__m128i*>(at), v);
+    }
+}
+
+// The max of r[i + t * gap] over t in [0, taps) (taps >= 1), for the sizeof(V) bytes from i.
+template <class T, class V>
+inline V max_taps_bytes(const T* r, index_t i, index_t gap, index_t taps) {
+    V best = load_bytes<V>(r + i);
+    for (index_t t = 1; t < taps; ++t) best = max_bytes<T>(best, load_bytes<V>(r + i + t * gap));
+    return best;
+}
+
+// dst[i] = the max of r[i + t * gap], t in [0, taps), for i in [0, n), n >= 16 (taps >= 1):
+// 32 (or 16) bytes at a time with every tap in registers, the last group overlapping the one
+// before (dst must not overlap the rows).
+template <class T>
+inline void max_rows_bytes(T* dst, const T* r, index_t gap, index_t taps, index_t n) {
+    if (n >= 32) {
+        for (index_t i = 0;; i = std::min(i + 32, n - 32)) {
+            store_bytes(dst + i, max_taps_bytes<T, __m256i>(r, i, gap, taps));
+            if (i == n - 32) break;
+        }
+    } else {
+        for (index_t i = 0;; i = std::min(i + 16, n - 16)) {
+            store_bytes(dst + i, max_taps_bytes<T, __m128i>(r, i, gap, taps));
+            if (i == n - 16) break;
+        }
+    }
+}
+
+// Windows j .. j + 31 (V = __m256i) or j .. j + 15 (__m128i) of step S: window k's taps are
+// src[k * S + t * dil], t < taps. The stride-1 windows at k * S .. (k + lanes) * S - 1 are
+// computed in S vectors (reading src[j * S .. (j + lanes) * S + (taps - 1) * dil)), and every
+// S-th is picked out of them by byte shuffles (byte_step_masks; for __m256i, the two lanes'
+// blocks brought together by vperm2i128).
+template <int S, class T, class V>
+inline V max_strided_windows_bytes(const T* src, index_t j, index_t taps, index_t dil) {
+    constexpr index_t lanes = sizeof(V);
+    V w[S];
+    for (int m = 0; m < S; ++m) w[m] = max_taps_bytes<T, V>(src, j * S + m * lanes, dil, taps);
+    const __m128i* mask = reinterpret_cast<const __m128i*>(byte_step_masks.m[S]);
+    if constexpr (S == 1) {
+        return w[0];
+    } else if constexpr (lanes == 16) {
+        V picks = _mm_shuffle_epi8(w[0], _mm_load_si128(mask));
+        for (int c = 1; c < S; ++c) {
+            picks = _mm_or_si128(picks, _mm_shuffle_epi8(w[c], _mm_load_si128(mask + c)));
+        }
+        return picks;
+    } else {
+        // Block c (picks 0 .. 15) is half c % 2 of w[c / 2]; block S + c (picks 16 .. 31) is
+        // half (S + c) % 2 of w[(S + c) / 2].
+        V picks = _mm256_setzero_si256();
+        for (int c = 0; c < S; ++c) {
+            const V a = w[c / 2], b = w[(S + c) / 2];
+            V blocks;
+            if (c % 2 == 0 && (S + c) % 2 == 0) {
+                blocks = _mm256_permute2x128_si256(a, b, 0x20);
+            } else if (c % 2 == 0) {
+                blocks = _mm256_permute2x128_si256(a, b, 0x30);
+            } else if ((S + c) % 2 == 0) {
+                blocks = _mm256_permute2x128_si256(a, b, 0x21);
+            } else {
+                blocks = _mm256_permute2x128_si256(a, b, 0x31);
+            }
+            picks = _mm256_or_si256(
+                picks, _mm256_shuffle_epi8(blocks,
+                                           _mm256_broadcastsi128_si256(_mm_load_si128(mask + c))));
+        }
+        return picks;
+    }
+}
+
+template <int S, class T>
+inline index_t max_windows_bytes_step(const T* src, T* out, index_t n, index_t taps,
+                                      index_t dil, index_t readable) {
+    const index_t reach = (taps - 1) * dil;  // (beyond a group's S * lanes bytes)
+    index_t j = 0;
+    for (; j + 32 <= n && (j + 32) * S + reach <= readable; j += 32) {
+        store_bytes(out + j, max_strided_windows_bytes<S, T, __m256i>(src, j, taps, dil));
+    }
+    for (; j + 16 <= n && (j + 16) * S + reach <= readable; j += 16) {
+        store_bytes(out + j, max_strided_windows_bytes<S, T, __m128i>(src, j, taps, dil));
+    }
+    if (j < n && n >= 16 && n * S + reach <= readable) {
+        // (The last sixteen windows, overlapping ones already stored with the same bytes.)
+        store_bytes(out + n - 16, max_strided_windows_bytes<S, T, __m128i>(src, n - 16, taps, dil));
+        j = n;
+    }
+    return j;
+}
+
+// out[j] = the max of src[j * step + t * dil] over t in [0, taps) (taps >= 1), for j in
+// [0, returned) of [0, n) (the rest is the caller's), 1 <= step <= 8: reads src[0 ..
+// readable) only (a group of windows reads up to step - 1 bytes past its last tap). out
+// must not overlap src.
+template <class T>
+inline index_t max_windows_bytes(const T* src, T* out, index_t n, index_t step, index_t taps,
+                                 index_t dil, index_t readable) {
+    switch (step) {
+        case 1: return max_windows_bytes_step<1>(src, out, n, taps, dil, readable);
+        case 2: return max_windows_bytes_step<2>(src, out, n, taps, dil, readable);
+        case 3: return max_windows_bytes_step<3>(src, out, n, taps, dil, readable);
+        case 4: return max_windows_bytes_step<4>(src, out, n, taps, dil, readable);
+        case 5: return max_windows_bytes_step<5>(src, out, n, taps, dil, readable);
+        case 6: return max_windows_bytes_step<6>(src, out, n, taps, dil, readable);
+        case 7: return max_windows_bytes_step<7>(src, out, n, taps, dil, readable);
+        case 8: return max_windows_bytes_step<8>(src, out, n, taps, dil, readable);
+        default: return 0;
+    }
+}
+
+// Tap-code passes over 1-byte integers (max_coded.hpp's coded_window, uint8 codes): 32
+// (or 16) entries at a time, every tap in registers. A later tap replaces the best only when
+// larger, so the best is the plain maximum, and the code follows where the maximum changed.
+inline __m256i bytes_equal(__m256i a, __m256i b) { return _mm256_cmpeq_epi8(a, b); }
+inline __m128i bytes_equal(__m128i a, __m128i b) { return _mm_cmpeq_epi8(a, b); }
+inline __m256i bytes_add(__m256i a, __m256i b) { return _mm256_add_epi8(a, b); }
+inline __m128i bytes_add(__m128i a, __m128i b) { return _mm_add_epi8(a, b); }
+inline __m256i bytes_blend(__m256i a, __m256i b, __m256i mask) {
+    return _mm256_blendv_epi8(a, b, mask);
+}
+inline __m128i bytes_blend(__m128i a, __m128i b, __m128i mask) {
+    return _mm_blendv_epi8(a, b, mask);
+}
+template <class V>
+inline V bytes_all(std::uint8_t b) {
+    if constexpr (sizeof(V) == 32) {
+        return _mm256_set1_epi8(static_cast<char>(b));
+    } else {
+        return _mm_set1_epi8(static_cast<char>(b));
+    }
+}
+
+template <bool Codes, class T, class V>
+inline void coded_taps_bytes_at(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
+                                index_t taps, index_t gap, std::uint8_t place, index_t i) {
+    V best = load_bytes<V>(r + i);
+    V code = Codes ? load_bytes<V>(rc + i) : V{};  // (V{}: zeros)
+    for (index_t t = 1; t < taps; ++t) {
+        const index_t at = i + t * gap;
+        const V add = bytes_all<V>(static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) * place));
+        const V candidate = Codes ? bytes_add(load_bytes<V>(rc + at), add) : add;
+        const V next = max_bytes<T>(best, load_bytes<V>(r + at));
+        code = bytes_blend(candidate, code, bytes_equal(next, best));
+        best = next;
+    }
+    store_bytes(d + i, best);
+    store_bytes(c + i, code);
+}
+
+// d[i], c[i] for i in [0, n): the winner among the taps r[i + t * gap], t in [0, taps)
+// (taps >= 2), and its code rc[i + t * gap] + t * place (rc null: t * place), both modulo
+// 256 as the scalar loops' uint8 sums. Returns n when n >= 16 (the last group overlapping the
+// one before, recomputed from the same inputs: d, c must not overlap r, rc), else 0 (left to
+// the caller).
+template <bool Codes, class T>
+inline index_t coded_taps_bytes(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
+                                index_t taps, index_t gap, std::uint8_t place, index_t n) {
+    if (n < 16) return 0;
+    if (n < 32) {
+        coded_taps_bytes_at<Codes, T, __m128i>(d, c, r, rc, taps, gap, place, 0);
+        coded_taps_bytes_at<Codes, T, __m128i>(d, c, r, rc, taps, gap, place, n - 16);
+        return n;
+    }
+    index_t i = 0;
+    for (; i + 32 <= n; i += 32) coded_taps_bytes_at<Codes, T, __m256i>(d, c, r, rc, taps, gap, place, i);
+    if (i < n) coded_taps_bytes_at<Codes, T, __m256i>(d, c, r, rc, taps, gap, place, n - 32);
+    return n;
 }
 
 // index[k] = base + code[k] for k in [0, returned) of [0, n) (the rest is the caller's):
