@@ -507,6 +507,9 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
                                        reinterpret_cast<float*>(columns), rows, h.length, lo, hi);
         }
     }
+    // (1-byte values: 32 rows by 16 columns at a time, in and out.)
+    constexpr bool bytes = sizeof(Src) == 1 && std::is_same<Src, A>::value;
+    if constexpr (bytes) o = simd::columns_of_byte_rows(x, columns, rows, h.length, lo, hi);
 #endif
     for (; o < rows && lo < hi; ++o) {
         const Src* row = x + o * h.length;
@@ -530,6 +533,13 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
                                    reinterpret_cast<float*>(c + first), rows, pitch,
                                    last - first);
         }
+    }
+    if constexpr (bytes) {
+        // (Each row's 16 bytes from its first window within the rows' entries.)
+        o = simd::rows_of_byte_columns(best, d + first, rows, pitch, last - first,
+                                       rows * pitch - first);
+        simd::rows_of_byte_columns(code, c + first, rows, pitch, last - first,
+                                   rows * pitch - first);
     }
 #endif
     for (index_t j = first; j < last; ++j) {

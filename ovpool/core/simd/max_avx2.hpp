@@ -720,6 +720,71 @@ inline index_t coded_taps_bytes(T* d, std::uint8_t* c, const T* r, const std::ui
     return n;
 }
 
+// columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
+// rows - rows % 32 (returned; the rest is the caller's), 1-byte elements, width >= 16: 32 rows
+// by 16 columns at a time through transpose16x16_bytes (rows o and o + 16 in the two halves),
+// each row read in bounds (the last block of columns starts at most at width - 16; columns
+// outside [lo, hi) are not stored).
+template <class T>
+inline index_t columns_of_byte_rows(const T* x, T* columns, index_t rows, index_t width,
+                                    index_t lo, index_t hi) {
+    static_assert(sizeof(T) == 1, "1-byte elements");
+    if (width < 16 || hi <= lo) return 0;
+    const index_t full = rows - rows % 32;
+    for (index_t o = 0; o < full; o += 32) {
+        for (index_t k0 = std::min(lo, width - 16);; k0 = std::min(k0 + 16, width - 16)) {
+            __m256i m[16];
+            for (index_t r = 0; r < 16; ++r) {
+                m[r] = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128(
+                        reinterpret_cast<const __m128i*>(x + (o + r) * width + k0))),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + (o + 16 + r) * width + k0)),
+                    1);
+            }
+            transpose16x16_bytes(m);
+            for (index_t e = 0; e < 16; ++e) {
+                const index_t k = k0 + e;
+                if (k >= lo && k < hi) {
+                    _mm256_storeu_si256(reinterpret_cast<__m256i*>(columns + (k - lo) * rows + o),
+                                        m[e]);
+                }
+            }
+            if (k0 + 16 >= hi) break;
+        }
+    }
+    return full;
+}
+
+// d[r * pitch + j] = from[j * rows + r] for j in [0, n) (n <= 16) and the rows r of the blocks
+// of 32 rows whose 16 bytes from d + r * pitch lie below d + limit (the rows done returned;
+// the rest is the caller's), 1-byte elements: 16 columns by 32 rows transposed at a time, each
+// row's n bytes blended into the 16 it loads and stores back (d must not overlap from).
+template <class T>
+inline index_t rows_of_byte_columns(const T* from, T* d, index_t rows, index_t pitch,
+                                    index_t n, index_t limit) {
+    static_assert(sizeof(T) == 1, "1-byte elements");
+    if (n > 16 || n < 1) return 0;
+    alignas(16) std::uint8_t lanes[16];
+    for (index_t k = 0; k < 16; ++k) lanes[k] = k < n ? 0xff : 0;
+    const __m128i keep = _mm_load_si128(reinterpret_cast<const __m128i*>(lanes));
+    index_t r0 = 0;
+    for (; r0 + 32 <= rows && (r0 + 31) * pitch + 16 <= limit; r0 += 32) {
+        __m256i m[16];
+        for (index_t e = 0; e < 16; ++e) {
+            m[e] = e < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + e * rows + r0))
+                         : _mm256_setzero_si256();
+        }
+        transpose16x16_bytes(m);
+        for (index_t i = 0; i < 32; ++i) {
+            const __m128i row = i < 16 ? _mm256_castsi256_si128(m[i])
+                                       : _mm256_extracti128_si256(m[i - 16], 1);
+            __m128i* to = reinterpret_cast<__m128i*>(d + (r0 + i) * pitch);
+            _mm_storeu_si128(to, _mm_blendv_epi8(_mm_loadu_si128(to), row, keep));
+        }
+    }
+    return r0;
+}
+
 // index[k] = base + code[k] for k in [0, returned) of [0, n) (the rest is the caller's):
 // 8-bit tap codes widened to int32 (eight at a time) or int64 (four) indices; int32 indices
 // keep the low half of the 64-bit sum, as the scalar cast. Reads code[0 .. max(n, writable))
