@@ -115,6 +115,11 @@ PICKS = [
     ((1, 2, 13, 53), (6, 5), (1, 2), (2, 2), (0, 4), (2, 2)),
     ((1, 2, 6, 200), (2, 3), (1, 9), 1, 1, (1, 2)),
     ((1, 2, 6, 200), (2, 2), (1, 7), 0, 0, 1),
+    # Stride-1 rows with edge windows on both sides (the edge columns, 32 rows at a time by
+    # byte transposes, and the rows left over one by one), rows of 8 to 15 outputs.
+    ((1, 3, 12, 63), (5, 7), (2, 1), (2, 6), (2, 6), (1, 2)),
+    ((2, 3, 13, 20), (3, 3), (3, 1), 1, 1, 1),
+    ((2, 3, 30, 41), (7, 1), (3, 3), (3, 0), (1, 0), (2, 1)),
 ]
 
 

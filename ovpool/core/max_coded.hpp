@@ -427,7 +427,7 @@ inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, in
         if (n == 0) return;
     }
     if constexpr (std::is_integral<A>::value && sizeof(A) == 1 && std::is_same<Src, A>::value) {
-        // (1-byte integers, 32 entries at a time, every tap in registers; fewer than 16
+        // (1-byte integers, 32 entries at a time, every tap in registers; fewer than 8
         // entries by the loops after.)
         const index_t done =
             rc != nullptr
@@ -771,11 +771,12 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         const index_t n = h.hi - h.lo;
         for (index_t o = 0; o < rows; ++o) {
             const index_t at = o * width + h.begin[h.lo];
-            A* to = d + o * pitch + h.lo;
-            U* to_code = c + o * pitch + h.lo;
-            pick_strided(x + at, to, n, h.step, rows * width - at, (rows - o) * pitch - h.lo);
-            for (index_t j = 0; j < n; ++j) to_code[j] = 0;
+            pick_strided(x + at, d + o * pitch + h.lo, n, h.step, rows * width - at,
+                         (rows - o) * pitch - h.lo);
         }
+        // (Codes 0, in one run over the rows: the edge windows' entries in it are written
+        // after.)
+        std::fill(c + h.lo, c + (rows - 1) * pitch + h.hi, U{0});
     } else if (plan.phased) {
         coded_phased_rows(x, d, c, run_values, rows, h, pitch, place, empty_value);
     } else if (h.hi > h.lo) {

@@ -683,40 +683,66 @@ inline V bytes_all(std::uint8_t b) {
     }
 }
 
-template <bool Codes, class T, class V>
+// The vector of Lanes byte lanes (8: the low half of an __m128i).
+template <index_t Lanes> struct byte_vector { typedef __m128i type; };
+template <> struct byte_vector<32> { typedef __m256i type; };
+
+// Entries i .. i + Lanes - 1 of coded_taps_bytes (Lanes 32, 16, or 8: the low half of an
+// __m128i, loaded and stored as 8 bytes).
+template <bool Codes, class T, index_t Lanes>
 inline void coded_taps_bytes_at(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
                                 index_t taps, index_t gap, std::uint8_t place, index_t i) {
-    V best = load_bytes<V>(r + i);
-    V code = Codes ? load_bytes<V>(rc + i) : V{};  // (V{}: zeros)
+    typedef typename byte_vector<Lanes>::type V;
+    auto load = [](const void* at) -> V {
+        if constexpr (Lanes == 8) {
+            return _mm_loadl_epi64(static_cast<const __m128i*>(at));
+        } else {
+            return load_bytes<V>(at);
+        }
+    };
+    auto store = [](void* at, V v) {
+        if constexpr (Lanes == 8) {
+            _mm_storel_epi64(static_cast<__m128i*>(at), v);
+        } else {
+            store_bytes(at, v);
+        }
+    };
+    V best = load(r + i);
+    V code = Codes ? load(rc + i) : V{};  // (V{}: zeros)
     for (index_t t = 1; t < taps; ++t) {
         const index_t at = i + t * gap;
         const V add = bytes_all<V>(static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) * place));
-        const V candidate = Codes ? bytes_add(load_bytes<V>(rc + at), add) : add;
-        const V next = max_bytes<T>(best, load_bytes<V>(r + at));
+        const V candidate = Codes ? bytes_add(load(rc + at), add) : add;
+        const V next = max_bytes<T>(best, load(r + at));
         code = bytes_blend(candidate, code, bytes_equal(next, best));
         best = next;
     }
-    store_bytes(d + i, best);
-    store_bytes(c + i, code);
+    store(d + i, best);
+    store(c + i, code);
 }
 
 // d[i], c[i] for i in [0, n): the winner among the taps r[i + t * gap], t in [0, taps)
 // (taps >= 2), and its code rc[i + t * gap] + t * place (rc null: t * place), both modulo
-// 256 as the scalar loops' uint8 sums. Returns n when n >= 16 (the last group overlapping the
+// 256 as the scalar loops' uint8 sums. Returns n when n >= 8 (the last group overlapping the
 // one before, recomputed from the same inputs: d, c must not overlap r, rc), else 0 (left to
 // the caller).
 template <bool Codes, class T>
 inline index_t coded_taps_bytes(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
                                 index_t taps, index_t gap, std::uint8_t place, index_t n) {
-    if (n < 16) return 0;
+    if (n < 8) return 0;
+    if (n < 16) {
+        coded_taps_bytes_at<Codes, T, 8>(d, c, r, rc, taps, gap, place, 0);
+        coded_taps_bytes_at<Codes, T, 8>(d, c, r, rc, taps, gap, place, n - 8);
+        return n;
+    }
     if (n < 32) {
-        coded_taps_bytes_at<Codes, T, __m128i>(d, c, r, rc, taps, gap, place, 0);
-        coded_taps_bytes_at<Codes, T, __m128i>(d, c, r, rc, taps, gap, place, n - 16);
+        coded_taps_bytes_at<Codes, T, 16>(d, c, r, rc, taps, gap, place, 0);
+        coded_taps_bytes_at<Codes, T, 16>(d, c, r, rc, taps, gap, place, n - 16);
         return n;
     }
     index_t i = 0;
-    for (; i + 32 <= n; i += 32) coded_taps_bytes_at<Codes, T, __m256i>(d, c, r, rc, taps, gap, place, i);
-    if (i < n) coded_taps_bytes_at<Codes, T, __m256i>(d, c, r, rc, taps, gap, place, n - 32);
+    for (; i + 32 <= n; i += 32) coded_taps_bytes_at<Codes, T, 32>(d, c, r, rc, taps, gap, place, i);
+    if (i < n) coded_taps_bytes_at<Codes, T, 32>(d, c, r, rc, taps, gap, place, n - 32);
     return n;
 }
 
