@@ -228,12 +228,7 @@ inline void lane_indices(I* index, index_t stride, const U* code, index_t plane_
         } else if (step == 1) {
             index_t k = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-            if constexpr (sizeof(U) == 1) {
-                // (Planes back to back, in indices and codes: the entries past plane p's are
-                // the next planes', written after it.)
-                const index_t room = stride == n && plane_step == n ? (count - p) * n : n;
-                k = simd::codes_plus_base(to, from, base, n, room);
-            }
+            if constexpr (sizeof(U) == 1) k = simd::codes_plus_base(to, from, base, n);
 #endif
             for (; k < n; ++k) {
                 to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k]));
@@ -303,8 +298,7 @@ void max_planes_lanes(const Src* x, S* out, I* index_out, index_t first_plane, i
             }
         }
         if (index_out == nullptr) continue;
-        if (n >= 8 || (sizeof(U) == 1 && n == out_plane && OVPOOL_CORE_HAVE_AVX2)) {
-            // (Bytes of whole planes: moved by vector stores, see from_lanes and lane_indices.)
+        if (n >= 8) {
             from_lanes<L>(static_cast<const U*>(code), n, count, flat_code, n);
             lane_indices(index_out + k0, out_plane, static_cast<const U*>(flat_code), n, 1, n,
                          first_plane, count, spec, in_plane);

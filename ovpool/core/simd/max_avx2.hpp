@@ -812,13 +812,12 @@ inline index_t rows_of_byte_columns(const T* from, T* d, index_t rows, index_t p
 }
 
 // index[k] = base + code[k] for k in [0, returned) of [0, n) (the rest is the caller's):
-// 8-bit tap codes widened to int32 (eight at a time) or int64 (four) indices; int32 indices
-// keep the low half of the 64-bit sum, as the scalar cast. Reads code[0 .. max(n, writable))
-// and writes index[0 .. max(n, writable)), index[n ..) getting any values: with writable
-// <= n, the last group overlaps the one before (n at least a group), else it may run past n.
+// 8-bit tap codes widened to int32 (eight at a time) or int64 (four) indices, the last group
+// overlapping the one before (returns n when n is at least a group, else 0); int32 indices
+// keep the low half of the 64-bit sum, as the scalar cast.
 template <class I>
-inline index_t codes_plus_base(I* index, const std::uint8_t* code, std::int64_t base, index_t n,
-                               index_t writable) {
+inline index_t codes_plus_base(I* index, const std::uint8_t* code, std::int64_t base,
+                               index_t n) {
     constexpr index_t group = sizeof(I) == 4 ? 8 : 4;
     auto store = [&](index_t at) {
         if constexpr (sizeof(I) == 4) {
@@ -835,16 +834,11 @@ inline index_t codes_plus_base(I* index, const std::uint8_t* code, std::int64_t 
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + at), sum);
         }
     };
+    if (n < group) return 0;
     index_t k = 0;
     for (; k + group <= n; k += group) store(k);
-    if (k < n) {
-        const index_t at = n >= group ? n - group : k;
-        if (at + group <= std::max(n, writable)) {
-            store(at);
-            k = n;
-        }
-    }
-    return k;
+    if (k < n) store(n - group);
+    return n;
 }
 
 }  // namespace simd
