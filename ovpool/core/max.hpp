@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -155,6 +156,24 @@ inline void max_into(A* dst, const Src* r, index_t n) {
     }
 }
 
+// to[j] = from[j * step] for j in [0, n): 1-byte elements by byte shuffles in the AVX2 build
+// (simd::pick_bytes: reads from[0 .. readable) only, and may write any bytes to
+// to[n .. writable)), the rest one by one. A copy, so every build gives the same bits.
+template <class Src, class A>
+inline void pick_strided(const Src* from, A* to, index_t n, index_t step, index_t readable,
+                         index_t writable) {
+    index_t j = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(Src) == 1 && sizeof(A) == 1) {
+        j = simd::pick_bytes(from, to, n, step, readable, writable);
+    }
+#else
+    (void)readable;
+    (void)writable;
+#endif
+    for (; j < n; ++j) to[j] = load<A>(from[j * step]);
+}
+
 // out[j] = the max of the `windows` full windows whose taps are row[Step * j + t * w.dil]
 // (Step 0: w.step), taps in window order.
 template <index_t Step, class Src, class A>
@@ -174,9 +193,10 @@ inline void max_row_strided(const Src* row, A* out, index_t windows, const AxisT
 //
 // Full windows are reduced tap by tap across all of them so that the loop over outputs
 // vectorises (the first three taps in one sweep). With stride 2 the row is first split into
-// its even and odd elements (`phases`: at least length + 2 elements), so that every tap reads
-// a contiguous run: tap t of window lo + j is element (begin[lo] + t*dil) / 2 + j of the phase
-// (begin[lo] + t*dil) % 2. Taps are still combined in window order.
+// its even and odd elements (`phases`: at least length + 2 elements, any of which may be
+// overwritten), so that every tap reads a contiguous run: tap t of window lo + j is element
+// (begin[lo] + t*dil) / 2 + j of the phase (begin[lo] + t*dil) % 2. Taps are still combined in
+// window order.
 template <class Src, class A>
 void max_row(const Src* row, A* out, const AxisTable& w, A* phases, A empty_value) {
     max_windows(row, out, nullptr, nullptr, 0, w.begin, w.count, 0, w.lo, w.dil, empty_value);
@@ -198,10 +218,10 @@ void max_row(const Src* row, A* out, const AxisTable& w, A* phases, A empty_valu
         index_t half = (n + 1) / 2;
         A* even = phases;
         A* odd = phases + half;
-        for (index_t m = 0; m < n / 2; ++m) {
-            even[m] = load<A>(row[first + 2 * m]);
-            odd[m] = load<A>(row[first + 2 * m + 1]);
-        }
+        // (The even picks may spill into odd, written after them.)
+        const index_t room = w.length + 2;
+        pick_strided(row + first, even, n / 2, 2, w.length - first, room);
+        pick_strided(row + first + 1, odd, n / 2, 2, w.length - first - 1, room - half);
         if (n % 2) even[half - 1] = load<A>(row[first + n - 1]);
         const A* p[3] = {even, even, even};
         for (index_t t = 0; t < std::min<index_t>(w.taps, 3); ++t) {
@@ -751,10 +771,120 @@ void first_tie_in_row_major(const Src* x, A* row, const Geometry& g, index_t fir
     }
 }
 
+// Whether every window j of the last axis h holds exactly the taps v_j + t * dil (t < taps,
+// v_j = begin[lo] + (j - lo) * step) that fall inside the row, at least one: the interior
+// run's windows continued past the row's ends and clipped to it, as padding clips them. Then
+// *before and *after are how far the first window reaches before the row and the last one
+// past its end.
+inline bool clipped_run_windows(const AxisTable& h, index_t* before, index_t* after) {
+    if (h.hi <= h.lo || h.taps < 1) return false;
+    const index_t v0 = h.begin[h.lo] - h.lo * h.step;
+    for (index_t j = 0; j < h.out_len; ++j) {
+        const index_t v = v0 + j * h.step;
+        const index_t first = v < 0 ? (h.dil - 1 - v) / h.dil : 0;
+        const index_t last = v > h.length - 1 ? -1
+                                              : std::min(h.taps - 1, (h.length - 1 - v) / h.dil);
+        if (last < first || h.begin[j] != v + first * h.dil || h.count[j] != last - first + 1) {
+            return false;
+        }
+    }
+    *before = std::max<index_t>(0, -v0);
+    *after = std::max<index_t>(
+        0, v0 + (h.out_len - 1) * h.step + (h.taps - 1) * h.dil - (h.length - 1));
+    return true;
+}
+
+// Elements of the padded row of max_plane_bytes: the row, the reach of clipped windows on
+// either side, and the bytes a group of windows may read past its last tap.
+inline index_t padded_row_elements(const AxisTable& h) {
+    return h.length + 2 * std::max<index_t>(h.taps - 1, 0) * h.dil + 64;
+}
+
 // Elements of the row buffers max_plane_values needs after its two plane-sized buffers.
 inline index_t max_row_buffers(const Geometry& g) {
-    return 3 * (g.length[g.naxes - 1] + 2) + g.output[g.naxes - 1];
+    return 3 * (g.length[g.naxes - 1] + 2) + g.output[g.naxes - 1] +
+           padded_row_elements(axis_table(g, g.naxes - 1));
 }
+
+#if OVPOOL_CORE_HAVE_AVX2
+// Whether max_plane_bytes takes a plane whose last axis is h: a run of interior windows, at
+// most 8 apart, rows and outputs of 16 or more.
+inline bool byte_rows_suit(const AxisTable& h) {
+    return h.hi > h.lo && h.step >= 1 && h.step <= 8 && h.length >= 16 && h.out_len >= 16;
+}
+
+// max_plane_values for 1-byte integers (A int8 or uint8; byte_rows_suit(h)), rows of
+// `plane_rows` (the input, or the earlier axes' passes): integer maxima do not depend on the
+// order of the taps, so each output row is the max of its vertical window's rows (one vector
+// pass, every tap in registers: simd::max_rows_bytes) followed by its windows along the row
+// (simd::max_windows_bytes), with the same bytes as the generic loops. When the last axis's
+// windows are its interior run clipped by padding (clipped_run_windows), the row is reduced
+// into `padded`, between runs of the lowest value (which no window's max can be below), so
+// every window is a full one; otherwise the edge windows go one by one. n == 1: the plane is
+// one row. `padded`: padded_row_elements(h) elements.
+// out[k] = the max of from[k * step + t * dil] over t in [0, taps), k in [first, last).
+template <class A>
+inline void max_full_windows(const A* from, A* out, index_t first, index_t last, index_t step,
+                             index_t taps, index_t dil) {
+    for (index_t k = first; k < last; ++k) {
+        A best = from[k * step];
+        for (index_t t = 1; t < taps; ++t) best = std::max(best, from[k * step + t * dil]);
+        out[k] = best;
+    }
+}
+
+template <class A>
+void max_plane_bytes(const A* plane_rows, A* out, A* padded, const AxisTable& h, index_t n,
+                     index_t outer, const AxisTable& v, A empty_value) {
+    const index_t width = h.length, out_len = h.out_len;
+    // Windows of `row` (readable: `readable` elements from begin[lo]) into target: the
+    // interior run by the vector kernel, the rest one by one.
+    auto row_windows = [&](const A* row, index_t readable, A* target) {
+        const A* from = row + h.begin[h.lo];
+        const index_t windows = h.hi - h.lo;
+        const index_t done = simd::max_windows_bytes(from, target + h.lo, windows, h.step,
+                                                     h.taps, h.dil, readable);
+        max_full_windows(from, target + h.lo, done, windows, h.step, h.taps, h.dil);
+        max_windows(row, target, nullptr, nullptr, 0, h.begin, h.count, 0, h.lo, h.dil,
+                    empty_value);
+        max_windows(row, target, nullptr, nullptr, 0, h.begin, h.count, h.hi, out_len, h.dil,
+                    empty_value);
+    };
+    if (n == 1) {
+        row_windows(plane_rows, width - h.begin[h.lo], out);
+        return;
+    }
+    index_t before = 0, after = 0;
+    const bool clipped = clipped_run_windows(h, &before, &after);
+    const index_t room = padded_row_elements(h);
+    A* row = padded + before;
+    if (clipped) {
+        // Every window as a full one from row + begin[lo] - lo * step: a uniform run.
+        std::fill(padded, row, std::numeric_limits<A>::lowest());
+        std::fill(row + width, padded + room, std::numeric_limits<A>::lowest());
+    }
+    for (index_t o = 0; o < outer; ++o) {
+        for (index_t j = 0; j < v.out_len; ++j) {
+            A* target = out + (o * v.out_len + j) * out_len;
+            const index_t taps = v.count[j];
+            if (taps == 0) {
+                std::fill(target, target + out_len, empty_value);
+                continue;
+            }
+            simd::max_rows_bytes(row, plane_rows + (o * v.length + v.begin[j]) * width,
+                                 v.dil * width, taps, width);
+            if (!clipped) {
+                row_windows(row, room - h.begin[h.lo], target);
+                continue;
+            }
+            const A* from = row + h.begin[h.lo] - h.lo * h.step;
+            const index_t done = simd::max_windows_bytes(from, target, out_len, h.step, h.taps,
+                                                         h.dil, padded + room - from);
+            max_full_windows(from, target, done, out_len, h.step, h.taps, h.dil);
+        }
+    }
+}
+#endif
 
 // Max-pool one plane, values only. Axes before the last two are reduced by whole passes as in
 // max_plane; the last two then go one output row at a time: the rows of the second-to-last
@@ -790,7 +920,15 @@ void max_plane_values(const Src* x, S* out, A* scratch, A* rows, const Geometry&
     // first two elements, and the vector loop covers it too.
     [[maybe_unused]] bool padded_start = (k3s2 && h.lo == 1 && h.count[0] == 2 && h.begin[0] == 0 &&
                          h.begin[1] == 1);
-    if (n == 1) {
+    // 1-byte integers (values only) through max_plane_bytes.
+    bool bytes = false;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_integral<A>::value && sizeof(A) == 1 && std::is_same<S, A>::value &&
+                  std::is_same<Src, A>::value) {
+        bytes = byte_rows_suit(h);
+    }
+#endif
+    if (n == 1 && !bytes) {
         A* target = direct ? out_direct : buffer;
         max_row(x, target, h, phases, empty_value);
         if (!direct) store_row(out, buffer, h.out_len);
@@ -807,8 +945,18 @@ void max_plane_values(const Src* x, S* out, A* scratch, A* rows, const Geometry&
         }
         src = dst;
     }
-    AxisTable v = axis_table(g, n - 2);
     for (index_t a = 0; a < n - 2; ++a) outer *= g.output[a];
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_integral<A>::value && sizeof(A) == 1 && std::is_same<S, A>::value &&
+                  std::is_same<Src, A>::value) {
+        if (bytes) {
+            max_plane_bytes(n > 2 ? src : x, out_direct, buffer + h.out_len, h, n, outer,
+                            n > 1 ? axis_table(g, n - 2) : h, empty_value);
+            return;
+        }
+    }
+#endif
+    AxisTable v = axis_table(g, n - 2);
     for (index_t o = 0; o < outer; ++o) {
         for (index_t j = 0; j < v.out_len; ++j) {
             A* target = direct ? out_direct + (o * v.out_len + j) * h.out_len : buffer;

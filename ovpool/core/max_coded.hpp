@@ -426,6 +426,15 @@ inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, in
         n -= done;
         if (n == 0) return;
     }
+    if constexpr (std::is_integral<A>::value && sizeof(A) == 1 && std::is_same<Src, A>::value) {
+        // (1-byte integers, 32 entries at a time, every tap in registers; fewer than 8
+        // entries by the loops after.)
+        const index_t done =
+            rc != nullptr
+                ? simd::coded_taps_bytes<true>(d, c, r, rc, taps, gap, static_cast<U>(place), n)
+                : simd::coded_taps_bytes<false>(d, c, r, rc, taps, gap, static_cast<U>(place), n);
+        if (done == n) return;
+    }
     if constexpr (std::is_same<Src, float>::value && std::is_same<A, float>::value &&
                   std::is_same<U, std::uint32_t>::value) {
         // (Eight entries at a time, every tap in registers: the same comparisons in the same
@@ -502,6 +511,9 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
         // (16-bit keys: eight rows by eight columns at a time, as above.)
         if (lo < hi && h.length >= 8) o = simd::columns_of_rows8(x, columns, rows, h.length, lo, hi);
     }
+    // (1-byte values: 32 rows by 16 columns at a time, in and out.)
+    constexpr bool bytes = sizeof(Src) == 1 && std::is_same<Src, A>::value;
+    if constexpr (bytes) o = simd::columns_of_byte_rows(x, columns, rows, h.length, lo, hi);
 #endif
     for (; o < rows && lo < hi; ++o) {
         const Src* row = x + o * h.length;
@@ -526,6 +538,13 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
                                    last - first);
         }
     }
+    if constexpr (bytes) {
+        // (Each row's 16 bytes from its first window within the rows' entries.)
+        o = simd::rows_of_byte_columns(best, d + first, rows, pitch, last - first,
+                                       rows * pitch - first);
+        simd::rows_of_byte_columns(code, c + first, rows, pitch, last - first,
+                                   rows * pitch - first);
+    }
 #endif
     for (index_t j = first; j < last; ++j) {
         for (index_t r = o; r < rows; ++r) {
@@ -536,11 +555,31 @@ void coded_edge_columns(const Src* x, A* d, U* c, index_t rows, index_t pitch,
 }
 
 // Strided windows lo .. hi-1 of each of `rows` rows picked from the run of every stride-1
-// window (row o's at run + o * W) into d, c at `pitch`.
+// window (row o's at run + o * W; `readable` entries of values and of codes) into d, c at
+// `pitch` (= out_len: entries past a row's picks are its edge windows or a later row's, which
+// are written after the picks).
 template <index_t Step, class A, class U>
 void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_t rows,
-                     const AxisTable& h, index_t pitch) {
+                     const AxisTable& h, index_t pitch, index_t readable) {
     const index_t step = Step > 0 ? Step : h.step, n = h.hi - h.lo;
+    index_t first_row = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(A) == 1) {
+        // 1-byte values and codes by byte shuffles (simd::pick_bytes), row by row while the
+        // reads stay in the run.
+        for (; first_row < rows; ++first_row) {
+            const index_t from = first_row * h.length, room = (rows - first_row) * pitch - h.lo;
+            A* to = d + first_row * pitch + h.lo;
+            U* to_code = c + first_row * pitch + h.lo;
+            if (simd::pick_bytes(run_values + from, to, n, step, readable - from, room) < n ||
+                simd::pick_bytes(run_codes + from, to_code, n, step, readable - from, room) < n) {
+                break;
+            }
+        }
+    }
+#else
+    (void)readable;
+#endif
     if (n < 8) {
         // (Few windows a row: one window of every row at a time, rather than loops of n.)
         for (index_t j = 0; j < n; ++j) {
@@ -548,14 +587,14 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
             const U* from_code = run_codes + j * step;
             A* to = d + h.lo + j;
             U* to_code = c + h.lo + j;
-            for (index_t o = 0; o < rows; ++o) {
+            for (index_t o = first_row; o < rows; ++o) {
                 to[o * pitch] = from[o * h.length];
                 to_code[o * pitch] = from_code[o * h.length];
             }
         }
         return;
     }
-    for (index_t o = 0; o < rows; ++o) {
+    for (index_t o = first_row; o < rows; ++o) {
         const A* from = run_values + o * h.length;
         const U* from_code = run_codes + o * h.length;
         A* to = d + o * pitch + h.lo;
@@ -761,15 +800,17 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
     if (h.hi > h.lo && h.taps == 1 && !plan.in_place) {
         // One tap per window with a stride: the windows are every step-th element, so they
         // are picked straight from x (code 0) rather than from a run of every element.
+        // (Entries past a row's picks may be overwritten: they are its edge windows or a
+        // later row's, written after.)
+        const index_t n = h.hi - h.lo;
         for (index_t o = 0; o < rows; ++o) {
-            const Src* from = x + o * width + h.begin[h.lo];
-            A* to = d + o * pitch + h.lo;
-            U* to_code = c + o * pitch + h.lo;
-            for (index_t j = 0; j < h.hi - h.lo; ++j) {
-                to[j] = load<A>(from[j * h.step]);
-                to_code[j] = 0;
-            }
+            const index_t at = o * width + h.begin[h.lo];
+            pick_strided(x + at, d + o * pitch + h.lo, n, h.step, rows * width - at,
+                         (rows - o) * pitch - h.lo);
         }
+        // (Codes 0, in one run over the rows: the edge windows' entries in it are written
+        // after.)
+        std::fill(c + h.lo, c + (rows - 1) * pitch + h.hi, U{0});
     } else if (plan.phased) {
         coded_phased_rows(x, d, c, run_values, rows, h, pitch, place, empty_value);
     } else if (h.hi > h.lo) {
@@ -784,13 +825,13 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         if (!plan.in_place) {
             // (Steps 2 to 4 as constants: the compiler vectorises the strided reads.)
             if (h.step == 2) {
-                coded_pick_rows<2>(run_values, run_codes, d, c, rows, h, pitch);
+                coded_pick_rows<2>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
             } else if (h.step == 3) {
-                coded_pick_rows<3>(run_values, run_codes, d, c, rows, h, pitch);
+                coded_pick_rows<3>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
             } else if (h.step == 4) {
-                coded_pick_rows<4>(run_values, run_codes, d, c, rows, h, pitch);
+                coded_pick_rows<4>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
             } else {
-                coded_pick_rows<0>(run_values, run_codes, d, c, rows, h, pitch);
+                coded_pick_rows<0>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
             }
         }
     }
@@ -842,6 +883,16 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
                 coded_window(out + j * inner, out_code + j * inner, block + v.begin[j] * inner,
                              block_code + v.begin[j] * inner, v.taps, gap, place, n,
                              empty_value);
+                j = v.hi - 1;
+                continue;
+            }
+            if (interior && v.taps == 1) {
+                // One tap a window: the rows the windows read, copied with their codes.
+                for (index_t k = j; k < v.hi; ++k) {
+                    coded_first(out + k * inner, out_code + k * inner,
+                                block + v.begin[k] * inner, block_code + v.begin[k] * inner,
+                                U{0}, inner);
+                }
                 j = v.hi - 1;
                 continue;
             }

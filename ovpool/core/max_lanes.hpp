@@ -114,7 +114,9 @@ inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t
                     if (i >= count) continue;
                     __m128i half = i < 16 ? _mm256_castsi256_si128(m[i])
                                           : _mm256_extracti128_si256(m[i - 16], 1);
-                    if (n >= 16) {
+                    if (n >= 16 || (stride == n && i * n + 16 <= count * n)) {
+                        // (n < 16 with planes back to back: the bytes past plane i's are the
+                        // group's next planes', stored after it.)
                         _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * stride + at), half);
                     } else {
                         _mm_store_si128(reinterpret_cast<__m128i*>(part[i]), half);
@@ -224,7 +226,11 @@ inline void lane_indices(I* index, index_t stride, const U* code, index_t plane_
                 to[k] = static_cast<I>(base + at % modulus);
             }
         } else if (step == 1) {
-            for (index_t k = 0; k < n; ++k) {
+            index_t k = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+            if constexpr (sizeof(U) == 1) k = simd::codes_plus_base(to, from, base, n);
+#endif
+            for (; k < n; ++k) {
                 to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k]));
             }
         } else {

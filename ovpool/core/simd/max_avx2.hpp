@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "../config.hpp"
 
@@ -498,6 +499,437 @@ inline index_t coded_rel_indices8(I* index, const std::uint8_t* code, const std:
         }
     }
     return j;
+}
+
+// Strided picks of 1-byte elements by byte shuffles (AVX2 gathers are slow on AMD EPYC).
+// Sixteen picks j .. j + 15 of step s read the s 16-byte blocks from[16 * c + j * s], c < s;
+// byte_step_masks.m[s][c] moves the picks that block c holds (picks k with 16c <= k s < 16c +
+// 16, at k s - 16 c) into lanes k and zeroes the other lanes, so the picks are the OR of the
+// s shuffled blocks.
+constexpr int max_byte_step = 16;
+
+struct ByteStepMasks {
+    std::uint8_t m[max_byte_step + 1][max_byte_step][16];
+};
+
+constexpr ByteStepMasks make_byte_step_masks() {
+    ByteStepMasks t{};
+    for (int s = 1; s <= max_byte_step; ++s) {
+        for (int c = 0; c < s; ++c) {
+            for (int k = 0; k < 16; ++k) {
+                const int at = k * s - 16 * c;
+                t.m[s][c][k] = static_cast<std::uint8_t>(0 <= at && at < 16 ? at : 0x80);
+            }
+        }
+    }
+    return t;
+}
+
+alignas(16) inline constexpr ByteStepMasks byte_step_masks = make_byte_step_masks();
+
+// Picks j .. j + 15 of step S from `from` (reads from[j * S .. (j + 16) * S)).
+template <int S>
+inline __m128i byte_picks16(const std::uint8_t* from) {
+    const __m128i* mask = reinterpret_cast<const __m128i*>(byte_step_masks.m[S]);
+    __m128i picks = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(from)),
+                                     _mm_load_si128(mask));
+    for (int c = 1; c < S; ++c) {
+        picks = _mm_or_si128(picks, _mm_shuffle_epi8(_mm_loadu_si128(
+                                        reinterpret_cast<const __m128i*>(from + 16 * c)),
+                                                     _mm_load_si128(mask + c)));
+    }
+    return picks;
+}
+
+// Thirty-two picks (reads from[0 .. 32 * S)): the low lane's sixteen as byte_picks16, the high
+// lane's from from + 16 * S with the same masks.
+template <int S>
+inline __m256i byte_picks32(const std::uint8_t* from) {
+    const __m128i* mask = reinterpret_cast<const __m128i*>(byte_step_masks.m[S]);
+    __m256i picks = _mm256_setzero_si256();
+    for (int c = 0; c < S; ++c) {
+        const __m256i blocks = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 16 * c))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 16 * (S + c))), 1);
+        picks = _mm256_or_si256(
+            picks, _mm256_shuffle_epi8(blocks, _mm256_broadcastsi128_si256(_mm_load_si128(mask + c))));
+    }
+    return picks;
+}
+
+template <int S>
+inline index_t pick_bytes_step(const std::uint8_t* from, std::uint8_t* to, index_t n,
+                               index_t readable, index_t writable) {
+    index_t j = 0;
+    for (; j + 32 <= n && (j + 32) * S <= readable; j += 32) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + j), byte_picks32<S>(from + j * S));
+    }
+    for (; j + 16 <= n && (j + 16) * S <= readable; j += 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + j), byte_picks16<S>(from + j * S));
+    }
+    if (j < n) {
+        // The last picks: sixteen ending at pick n (overlapping picks already stored, with the
+        // same bytes), or, with room to write, sixteen from pick j (lanes past n: bytes the
+        // caller writes again later).
+        const index_t at = n >= 16 ? n - 16 : j;
+        if ((at + 16) * S <= readable && at + 16 <= writable) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to + at), byte_picks16<S>(from + at * S));
+            j = n;
+        }
+    }
+    return j;
+}
+
+// to[j] = from[j * step] for 1-byte elements, j in [0, returned) of [0, n) (the rest is the
+// caller's), 2 <= step <= max_byte_step (other steps: 0 picks): reads from[0 .. readable)
+// only and writes to[0 .. max(n, writable)) only; to[n .. writable) may get any bytes, and
+// [to, to + writable) must not overlap [from, from + readable). A copy, so the bytes are the
+// scalar loop's.
+template <class F, class T>
+inline index_t pick_bytes(const F* from, T* to, index_t n, index_t step, index_t readable,
+                          index_t writable) {
+    static_assert(sizeof(F) == 1 && sizeof(T) == 1, "1-byte elements");
+    const std::uint8_t* f = reinterpret_cast<const std::uint8_t*>(from);
+    std::uint8_t* t = reinterpret_cast<std::uint8_t*>(to);
+    writable = std::max(writable, n);
+    switch (step) {
+        case 2: return pick_bytes_step<2>(f, t, n, readable, writable);
+        case 3: return pick_bytes_step<3>(f, t, n, readable, writable);
+        case 4: return pick_bytes_step<4>(f, t, n, readable, writable);
+        case 5: return pick_bytes_step<5>(f, t, n, readable, writable);
+        case 6: return pick_bytes_step<6>(f, t, n, readable, writable);
+        case 7: return pick_bytes_step<7>(f, t, n, readable, writable);
+        case 8: return pick_bytes_step<8>(f, t, n, readable, writable);
+        case 9: return pick_bytes_step<9>(f, t, n, readable, writable);
+        case 10: return pick_bytes_step<10>(f, t, n, readable, writable);
+        case 11: return pick_bytes_step<11>(f, t, n, readable, writable);
+        case 12: return pick_bytes_step<12>(f, t, n, readable, writable);
+        case 13: return pick_bytes_step<13>(f, t, n, readable, writable);
+        case 14: return pick_bytes_step<14>(f, t, n, readable, writable);
+        case 15: return pick_bytes_step<15>(f, t, n, readable, writable);
+        case 16: return pick_bytes_step<16>(f, t, n, readable, writable);
+        default: return 0;
+    }
+}
+
+// Max of 1-byte integers, values only (max_plane_values' byte rows): integer maxima do not
+// depend on the order of the taps, so these combine them in any order and give the scalar
+// loops' bytes. T: std::int8_t or std::uint8_t.
+template <class T>
+inline __m256i max_bytes(__m256i a, __m256i b) {
+    return std::is_signed<T>::value ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+}
+
+template <class T>
+inline __m128i max_bytes(__m128i a, __m128i b) {
+    return std::is_signed<T>::value ? _mm_max_epi8(a, b) : _mm_max_epu8(a, b);
+}
+
+template <class V>
+inline V load_bytes(const void* at) {
+    if constexpr (sizeof(V) == 32) {
+        return _mm256_loadu_si256(static_cast<const __m256i*>(at));
+    } else {
+        return _mm_loadu_si128(static_cast<const __m128i*>(at));
+    }
+}
+
+template <class V>
+inline void store_bytes(void* at, V v) {
+    if constexpr (sizeof(V) == 32) {
+        _mm256_storeu_si256(static_cast<__m256i*>(at), v);
+    } else {
+        _mm_storeu_si128(static_cast<__m128i*>(at), v);
+    }
+}
+
+// The max of r[i + t * gap] over t in [0, taps) (taps >= 1), for the sizeof(V) bytes from i.
+template <class T, class V>
+inline V max_taps_bytes(const T* r, index_t i, index_t gap, index_t taps) {
+    V best = load_bytes<V>(r + i);
+    for (index_t t = 1; t < taps; ++t) best = max_bytes<T>(best, load_bytes<V>(r + i + t * gap));
+    return best;
+}
+
+// dst[i] = the max of r[i + t * gap], t in [0, taps), for i in [0, n), n >= 16 (taps >= 1):
+// 32 (or 16) bytes at a time with every tap in registers, the last group overlapping the one
+// before (dst must not overlap the rows).
+template <class T>
+inline void max_rows_bytes(T* dst, const T* r, index_t gap, index_t taps, index_t n) {
+    if (n >= 32) {
+        for (index_t i = 0;; i = std::min(i + 32, n - 32)) {
+            store_bytes(dst + i, max_taps_bytes<T, __m256i>(r, i, gap, taps));
+            if (i == n - 32) break;
+        }
+    } else {
+        for (index_t i = 0;; i = std::min(i + 16, n - 16)) {
+            store_bytes(dst + i, max_taps_bytes<T, __m128i>(r, i, gap, taps));
+            if (i == n - 16) break;
+        }
+    }
+}
+
+// Windows j .. j + 31 (V = __m256i) or j .. j + 15 (__m128i) of step S: window k's taps are
+// src[k * S + t * dil], t < taps. The stride-1 windows at k * S .. (k + lanes) * S - 1 are
+// computed in S vectors (reading src[j * S .. (j + lanes) * S + (taps - 1) * dil)), and every
+// S-th is picked out of them by byte shuffles (byte_step_masks; for __m256i, the two lanes'
+// blocks brought together by vperm2i128).
+template <int S, class T, class V>
+inline V max_strided_windows_bytes(const T* src, index_t j, index_t taps, index_t dil) {
+    constexpr index_t lanes = sizeof(V);
+    V w[S];
+    for (int m = 0; m < S; ++m) w[m] = max_taps_bytes<T, V>(src, j * S + m * lanes, dil, taps);
+    const __m128i* mask = reinterpret_cast<const __m128i*>(byte_step_masks.m[S]);
+    if constexpr (S == 1) {
+        return w[0];
+    } else if constexpr (lanes == 16) {
+        V picks = _mm_shuffle_epi8(w[0], _mm_load_si128(mask));
+        for (int c = 1; c < S; ++c) {
+            picks = _mm_or_si128(picks, _mm_shuffle_epi8(w[c], _mm_load_si128(mask + c)));
+        }
+        return picks;
+    } else {
+        // Block c (picks 0 .. 15) is half c % 2 of w[c / 2]; block S + c (picks 16 .. 31) is
+        // half (S + c) % 2 of w[(S + c) / 2].
+        V picks = _mm256_setzero_si256();
+        for (int c = 0; c < S; ++c) {
+            const V a = w[c / 2], b = w[(S + c) / 2];
+            V blocks;
+            if (c % 2 == 0 && (S + c) % 2 == 0) {
+                blocks = _mm256_permute2x128_si256(a, b, 0x20);
+            } else if (c % 2 == 0) {
+                blocks = _mm256_permute2x128_si256(a, b, 0x30);
+            } else if ((S + c) % 2 == 0) {
+                blocks = _mm256_permute2x128_si256(a, b, 0x21);
+            } else {
+                blocks = _mm256_permute2x128_si256(a, b, 0x31);
+            }
+            picks = _mm256_or_si256(
+                picks, _mm256_shuffle_epi8(blocks,
+                                           _mm256_broadcastsi128_si256(_mm_load_si128(mask + c))));
+        }
+        return picks;
+    }
+}
+
+template <int S, class T>
+inline index_t max_windows_bytes_step(const T* src, T* out, index_t n, index_t taps,
+                                      index_t dil, index_t readable) {
+    const index_t reach = (taps - 1) * dil;  // (beyond a group's S * lanes bytes)
+    index_t j = 0;
+    for (; j + 32 <= n && (j + 32) * S + reach <= readable; j += 32) {
+        store_bytes(out + j, max_strided_windows_bytes<S, T, __m256i>(src, j, taps, dil));
+    }
+    for (; j + 16 <= n && (j + 16) * S + reach <= readable; j += 16) {
+        store_bytes(out + j, max_strided_windows_bytes<S, T, __m128i>(src, j, taps, dil));
+    }
+    if (j < n && n >= 16 && n * S + reach <= readable) {
+        // (The last sixteen windows, overlapping ones already stored with the same bytes.)
+        store_bytes(out + n - 16, max_strided_windows_bytes<S, T, __m128i>(src, n - 16, taps, dil));
+        j = n;
+    }
+    return j;
+}
+
+// out[j] = the max of src[j * step + t * dil] over t in [0, taps) (taps >= 1), for j in
+// [0, returned) of [0, n) (the rest is the caller's), 1 <= step <= 8: reads src[0 ..
+// readable) only (a group of windows reads up to step - 1 bytes past its last tap). out
+// must not overlap src.
+template <class T>
+inline index_t max_windows_bytes(const T* src, T* out, index_t n, index_t step, index_t taps,
+                                 index_t dil, index_t readable) {
+    switch (step) {
+        case 1: return max_windows_bytes_step<1>(src, out, n, taps, dil, readable);
+        case 2: return max_windows_bytes_step<2>(src, out, n, taps, dil, readable);
+        case 3: return max_windows_bytes_step<3>(src, out, n, taps, dil, readable);
+        case 4: return max_windows_bytes_step<4>(src, out, n, taps, dil, readable);
+        case 5: return max_windows_bytes_step<5>(src, out, n, taps, dil, readable);
+        case 6: return max_windows_bytes_step<6>(src, out, n, taps, dil, readable);
+        case 7: return max_windows_bytes_step<7>(src, out, n, taps, dil, readable);
+        case 8: return max_windows_bytes_step<8>(src, out, n, taps, dil, readable);
+        default: return 0;
+    }
+}
+
+// Tap-code passes over 1-byte integers (max_coded.hpp's coded_window, uint8 codes): 32
+// (or 16) entries at a time, every tap in registers. A later tap replaces the best only when
+// larger, so the best is the plain maximum, and the code follows where the maximum changed.
+inline __m256i bytes_equal(__m256i a, __m256i b) { return _mm256_cmpeq_epi8(a, b); }
+inline __m128i bytes_equal(__m128i a, __m128i b) { return _mm_cmpeq_epi8(a, b); }
+inline __m256i bytes_add(__m256i a, __m256i b) { return _mm256_add_epi8(a, b); }
+inline __m128i bytes_add(__m128i a, __m128i b) { return _mm_add_epi8(a, b); }
+inline __m256i bytes_blend(__m256i a, __m256i b, __m256i mask) {
+    return _mm256_blendv_epi8(a, b, mask);
+}
+inline __m128i bytes_blend(__m128i a, __m128i b, __m128i mask) {
+    return _mm_blendv_epi8(a, b, mask);
+}
+template <class V>
+inline V bytes_all(std::uint8_t b) {
+    if constexpr (sizeof(V) == 32) {
+        return _mm256_set1_epi8(static_cast<char>(b));
+    } else {
+        return _mm_set1_epi8(static_cast<char>(b));
+    }
+}
+
+// The vector of Lanes byte lanes (8: the low half of an __m128i).
+template <index_t Lanes> struct byte_vector { typedef __m128i type; };
+template <> struct byte_vector<32> { typedef __m256i type; };
+
+// Entries i .. i + Lanes - 1 of coded_taps_bytes (Lanes 32, 16, or 8: the low half of an
+// __m128i, loaded and stored as 8 bytes).
+template <bool Codes, class T, index_t Lanes>
+inline void coded_taps_bytes_at(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
+                                index_t taps, index_t gap, std::uint8_t place, index_t i) {
+    typedef typename byte_vector<Lanes>::type V;
+    auto load = [](const void* at) -> V {
+        if constexpr (Lanes == 8) {
+            return _mm_loadl_epi64(static_cast<const __m128i*>(at));
+        } else {
+            return load_bytes<V>(at);
+        }
+    };
+    auto store = [](void* at, V v) {
+        if constexpr (Lanes == 8) {
+            _mm_storel_epi64(static_cast<__m128i*>(at), v);
+        } else {
+            store_bytes(at, v);
+        }
+    };
+    V best = load(r + i);
+    V code = Codes ? load(rc + i) : V{};  // (V{}: zeros)
+    for (index_t t = 1; t < taps; ++t) {
+        const index_t at = i + t * gap;
+        const V add = bytes_all<V>(static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) * place));
+        const V candidate = Codes ? bytes_add(load(rc + at), add) : add;
+        const V next = max_bytes<T>(best, load(r + at));
+        code = bytes_blend(candidate, code, bytes_equal(next, best));
+        best = next;
+    }
+    store(d + i, best);
+    store(c + i, code);
+}
+
+// d[i], c[i] for i in [0, n): the winner among the taps r[i + t * gap], t in [0, taps)
+// (taps >= 2), and its code rc[i + t * gap] + t * place (rc null: t * place), both modulo
+// 256 as the scalar loops' uint8 sums. Returns n when n >= 8 (the last group overlapping the
+// one before, recomputed from the same inputs: d, c must not overlap r, rc), else 0 (left to
+// the caller).
+template <bool Codes, class T>
+inline index_t coded_taps_bytes(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
+                                index_t taps, index_t gap, std::uint8_t place, index_t n) {
+    if (n < 8) return 0;
+    if (n < 16) {
+        coded_taps_bytes_at<Codes, T, 8>(d, c, r, rc, taps, gap, place, 0);
+        coded_taps_bytes_at<Codes, T, 8>(d, c, r, rc, taps, gap, place, n - 8);
+        return n;
+    }
+    if (n < 32) {
+        coded_taps_bytes_at<Codes, T, 16>(d, c, r, rc, taps, gap, place, 0);
+        coded_taps_bytes_at<Codes, T, 16>(d, c, r, rc, taps, gap, place, n - 16);
+        return n;
+    }
+    index_t i = 0;
+    for (; i + 32 <= n; i += 32) coded_taps_bytes_at<Codes, T, 32>(d, c, r, rc, taps, gap, place, i);
+    if (i < n) coded_taps_bytes_at<Codes, T, 32>(d, c, r, rc, taps, gap, place, n - 32);
+    return n;
+}
+
+// columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
+// rows - rows % 32 (returned; the rest is the caller's), 1-byte elements, width >= 16: 32 rows
+// by 16 columns at a time through transpose16x16_bytes (rows o and o + 16 in the two halves),
+// each row read in bounds (the last block of columns starts at most at width - 16; columns
+// outside [lo, hi) are not stored).
+template <class T>
+inline index_t columns_of_byte_rows(const T* x, T* columns, index_t rows, index_t width,
+                                    index_t lo, index_t hi) {
+    static_assert(sizeof(T) == 1, "1-byte elements");
+    if (width < 16 || hi <= lo) return 0;
+    const index_t full = rows - rows % 32;
+    for (index_t o = 0; o < full; o += 32) {
+        for (index_t k0 = std::min(lo, width - 16);; k0 = std::min(k0 + 16, width - 16)) {
+            __m256i m[16];
+            for (index_t r = 0; r < 16; ++r) {
+                m[r] = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128(
+                        reinterpret_cast<const __m128i*>(x + (o + r) * width + k0))),
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + (o + 16 + r) * width + k0)),
+                    1);
+            }
+            transpose16x16_bytes(m);
+            for (index_t e = 0; e < 16; ++e) {
+                const index_t k = k0 + e;
+                if (k >= lo && k < hi) {
+                    _mm256_storeu_si256(reinterpret_cast<__m256i*>(columns + (k - lo) * rows + o),
+                                        m[e]);
+                }
+            }
+            if (k0 + 16 >= hi) break;
+        }
+    }
+    return full;
+}
+
+// d[r * pitch + j] = from[j * rows + r] for j in [0, n) (n <= 16) and the rows r of the blocks
+// of 32 rows whose 16 bytes from d + r * pitch lie below d + limit (the rows done returned;
+// the rest is the caller's), 1-byte elements: 16 columns by 32 rows transposed at a time, each
+// row's n bytes blended into the 16 it loads and stores back (d must not overlap from).
+template <class T>
+inline index_t rows_of_byte_columns(const T* from, T* d, index_t rows, index_t pitch,
+                                    index_t n, index_t limit) {
+    static_assert(sizeof(T) == 1, "1-byte elements");
+    if (n > 16 || n < 1) return 0;
+    alignas(16) std::uint8_t lanes[16];
+    for (index_t k = 0; k < 16; ++k) lanes[k] = k < n ? 0xff : 0;
+    const __m128i keep = _mm_load_si128(reinterpret_cast<const __m128i*>(lanes));
+    index_t r0 = 0;
+    for (; r0 + 32 <= rows && (r0 + 31) * pitch + 16 <= limit; r0 += 32) {
+        __m256i m[16];
+        for (index_t e = 0; e < 16; ++e) {
+            m[e] = e < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + e * rows + r0))
+                         : _mm256_setzero_si256();
+        }
+        transpose16x16_bytes(m);
+        for (index_t i = 0; i < 32; ++i) {
+            const __m128i row = i < 16 ? _mm256_castsi256_si128(m[i])
+                                       : _mm256_extracti128_si256(m[i - 16], 1);
+            __m128i* to = reinterpret_cast<__m128i*>(d + (r0 + i) * pitch);
+            _mm_storeu_si128(to, _mm_blendv_epi8(_mm_loadu_si128(to), row, keep));
+        }
+    }
+    return r0;
+}
+
+// index[k] = base + code[k] for k in [0, returned) of [0, n) (the rest is the caller's):
+// 8-bit tap codes widened to int32 (eight at a time) or int64 (four) indices, the last group
+// overlapping the one before (returns n when n is at least a group, else 0); int32 indices
+// keep the low half of the 64-bit sum, as the scalar cast.
+template <class I>
+inline index_t codes_plus_base(I* index, const std::uint8_t* code, std::int64_t base,
+                               index_t n) {
+    constexpr index_t group = sizeof(I) == 4 ? 8 : 4;
+    auto store = [&](index_t at) {
+        if constexpr (sizeof(I) == 4) {
+            std::int64_t eight;
+            std::memcpy(&eight, code + at, 8);
+            const __m256i sum = _mm256_add_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(eight)),
+                                                 _mm256_set1_epi32(static_cast<std::int32_t>(base)));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + at), sum);
+        } else {
+            std::int32_t four;
+            std::memcpy(&four, code + at, 4);
+            const __m256i sum = _mm256_add_epi64(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four)),
+                                                 _mm256_set1_epi64x(base));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + at), sum);
+        }
+    };
+    if (n < group) return 0;
+    index_t k = 0;
+    for (; k + group <= n; k += group) store(k);
+    if (k < n) store(n - group);
+    return n;
 }
 
 }  // namespace simd
