@@ -38,7 +38,8 @@ cdef extern from "core/jobs.hpp" namespace "ovpool::core" nogil:
     cdef cppclass MaxJob[S]:
         MaxJob(const S* x, S* out, ptrdiff_t planes, const ptrdiff_t* packed,
                int64_t* out_index64, int32_t* out_index32, int64_t plane_modulus,
-               int64_t offset_modulus, double empty_value, int workers) except +
+               int64_t offset_modulus, double empty_value, int workers,
+               bint mid_planes_in_lanes) except +
         ptrdiff_t items()
         void run(ptrdiff_t item, int worker)
 
@@ -148,11 +149,13 @@ cdef int run_avg(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_
 
 cdef int run_max(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_t* packed,
                  int64_t* out_index64, int32_t* out_index32, int64_t plane_modulus,
-                 int64_t offset_modulus, double empty_value, int num_threads) except -1:
+                 int64_t offset_modulus, double empty_value, int num_threads,
+                 bint mid_planes_in_lanes) except -1:
     cdef MaxJob[core_t]* job
     try:
         job = new MaxJob[core_t](x, out, planes, packed, out_index64, out_index32,
-                                 plane_modulus, offset_modulus, empty_value, num_threads)
+                                 plane_modulus, offset_modulus, empty_value, num_threads,
+                                 mid_planes_in_lanes)
     except MemoryError:
         raise MemoryError(NO_MEMORY)
     try:
@@ -245,6 +248,7 @@ cdef struct Call:
     int64_t plane_modulus
     int64_t offset_modulus
     double empty_value
+    bint mid_planes_in_lanes       # max: planes of 129 elements and more may go side by side
     int num_threads
 
 
@@ -252,7 +256,7 @@ cdef int run_call(const core_t* x, core_t* out, const Call* call) except -1:
     if call.is_max:
         return run_max(x, out, call.planes, call.packed, call.index64, call.index32,
                        call.plane_modulus, call.offset_modulus, call.empty_value,
-                       call.num_threads)
+                       call.num_threads, call.mid_planes_in_lanes)
     return run_avg(x, out, call.planes, call.packed, call.divisor, call.divisor_real,
                    call.num_threads)
 
@@ -318,7 +322,8 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t 
 
 def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value,
                     int64_t plane_modulus, int64_t offset_modulus, int kind, Py_ssize_t planes,
-                    Py_ssize_t in_plane, Py_ssize_t out_plane, int num_threads):
+                    Py_ssize_t in_plane, Py_ssize_t out_plane, int num_threads,
+                    bint mid_planes_in_lanes=True):
     """Max-pool ``planes`` planes of ``x`` into ``out`` (arrays as for
     :func:`avg_pool_planes`).
 
@@ -327,6 +332,8 @@ def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value
     ``(plane % plane_modulus) * in_plane + offset % offset_modulus`` where ``offset`` is the
     chosen element's offset within its input plane. ``empty_value`` is written for windows
     with no input element (their offset is 0). ``tables`` as for :func:`avg_pool_planes`.
+    ``mid_planes_in_lanes`` False keeps planes of more than 128 elements on the separable
+    passes (tests reach those on small planes that way; the results are the same).
     """
     cdef Held held
     held.count = 0
@@ -359,6 +366,7 @@ def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value
         call.plane_modulus = plane_modulus
         call.offset_modulus = offset_modulus
         call.empty_value = empty_value
+        call.mid_planes_in_lanes = mid_planes_in_lanes
         call.num_threads = num_threads
         run_kind(kind, xp, op, &call)
     finally:

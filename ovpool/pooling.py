@@ -130,6 +130,11 @@ def _buffer(array, storage):
 # inputs on several threads).
 _BYTES_PER_THREAD = _kernels.BYTES_PER_WORKER
 
+# Whether max pooling may take planes of more than 128 elements side by side through the tap
+# table (core/max_lanes.hpp) where that is faster; tests turn it off to reach the separable
+# passes on small planes (both give the same results).
+_MID_PLANES_IN_LANES = True
+
 
 class _WindowTables:
     """The kernels' window tables of one pooling, built by ``ovpool/core/rules.hpp``: the packed
@@ -284,7 +289,8 @@ def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
             _buffer(x, storage), _buffer(values, storage), index64, index32, tables.packed,
             storage.lowest, plane_modulus, offset_modulus, storage.kind, tables.planes,
             tables.in_plane, tables.out_plane,
-            tables.num_threads(x.itemsize, 0 if indices is None else indices.itemsize))
+            tables.num_threads(x.itemsize, 0 if indices is None else indices.itemsize),
+            _MID_PLANES_IN_LANES)
     return values if indices is None else (values, indices)
 
 

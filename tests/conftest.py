@@ -5,6 +5,11 @@ per property, no deadline, random seeds) and a larger seeded IR fuzz batch. With
 profile is ``ci``: a fixed budget of examples, derandomized, so CI runs are reproducible and
 quick. ``HYPOTHESIS_PROFILE=<name>`` in the environment overrides both.
 
+The fixture ``max_passes_on_small_planes`` keeps max pooling of planes of more than 128
+elements on the separable passes (by default such planes of two or more axes may go side by
+side through the tap table, core/max_lanes.hpp): tests of the passes' code paths use it so that
+their small planes still reach those paths.
+
 At the end of the run it prints the summary lines the test modules register with
 ``helpers.summary_line`` (tests/helpers.py also says how tests import shared code and the
 test extra).
@@ -12,6 +17,7 @@ test extra).
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 import helpers
@@ -46,3 +52,9 @@ def pytest_terminal_summary(terminalreporter):
         text = line()
         if text:
             terminalreporter.write_line(text)
+
+
+@pytest.fixture
+def max_passes_on_small_planes(monkeypatch):
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_MID_PLANES_IN_LANES", False)

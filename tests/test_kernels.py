@@ -295,6 +295,7 @@ def test_tiny_planes_match_the_oracle(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int8,
                                    np.uint8, np.int32, np.int64])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_tap_code_passes_match_the_oracle(dtype):
     """Max pooling with indices by passes that carry tap codes (max_coded.hpp), on planes too
     large for the tiny path: 1 to 3 spatial axes; stride 1 along the last axis (the run is the
@@ -344,6 +345,7 @@ def test_strided_last_axis_tap_codes_match_the_oracle(dtype):
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_strided_last_axis_tap_codes_keep_the_baseline_bits(monkeypatch):
     """Signed zeros and NaN payloads through the tap-code passes with a strided last axis
     (windows read straight from the input, and picked from a run): the same bits and indices
@@ -360,6 +362,7 @@ def test_strided_last_axis_tap_codes_keep_the_baseline_bits(monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64, np.int32,
                                    np.int64])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
     """Strided last axes with windows of two taps or more, values of two bytes and wider: each
     row split into its phases, every tap one flat run over all rows' phases. Steps 2 to 4 (the
@@ -383,6 +386,7 @@ def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.int32, np.float64,
                                    np.int8, np.uint8])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_tap_code_edge_columns_match_the_oracle(dtype):
     """Last-axis edge windows (cut by padding or the row's end) of blocks of 16 rows and more
     (planes of 16 rows and more: such blocks for any thread count), reduced column by column:
@@ -466,6 +470,7 @@ def test_16bit_float_keys_keep_their_bits(monkeypatch):
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_tap_code_edge_columns_keep_their_bits(monkeypatch):
     """Signed zeros and NaN payloads through the last-axis edge windows of many rows (copied
     eight rows by eight columns at a time in AVX2 builds): the same bits and indices from both
@@ -501,6 +506,7 @@ def test_tap_code_table_indices_match_the_oracle(dtype):
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_phased_last_axis_tap_codes_keep_their_bits(monkeypatch):
     """Signed zeros and NaN payloads through the phased last-axis passes (float32, and float16
     as int16 keys) and int8 table indices: the same bits and indices from both builds and
@@ -1031,6 +1037,7 @@ def test_narrow_rows_keep_the_baseline_bits(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_values_alone_keep_the_first_tie_in_row_major_order(monkeypatch, dtype):
     """Max pooling without indices reduces the first axes before the last; among equal values
     of different bits (-0 and +0, NaNs with different payloads in all-NaN windows) the output

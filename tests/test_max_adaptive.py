@@ -14,6 +14,9 @@ import ovpool
 from test_kernels import _add_nan_payloads, _assert_builds_agree_bitwise, _avx2_build
 from test_kernels import _assert_max_pool_matches, _max_pool_input
 
+# (Their planes reach the passes and the irregular-window lanes, not the tap table.)
+pytestmark = pytest.mark.usefixtures("max_passes_on_small_planes")
+
 DTYPES = [np.float32, np.float16, "bfloat16", np.float64, np.int8, np.uint8, np.int32, np.int64]
 
 # (input shape, adaptive output sizes): planes of more than 128 elements (smaller ones go

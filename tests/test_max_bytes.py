@@ -79,6 +79,7 @@ VALUE_ROWS = [
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_byte_rows_match_the_oracle(dtype):
     rng = np.random.default_rng(61)
     for shape, k, s, pb, pe, d, rounding in VALUE_ROWS:

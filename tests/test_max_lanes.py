@@ -4,7 +4,9 @@ or more elements, 8x8 and 4x4 blocks for 4- and 8-byte lanes; 16-bit floats wide
 outputs taken out lanes_out_chunk (64) at a time, indices read in place for fewer than eight
 outputs. Plane counts that leave the last group of lanes part-filled, planes below and above
 16 elements, outputs below 8, below 16, and above 64 (two chunks), both index types and
-plane_modulus (axis), against the numpy oracle and the baseline build."""
+plane_modulus (axis), against the numpy oracle and the baseline build. Planes of 129-1024
+elements (bytes: 256) of two or three axes whose windows hold few taps take the same path:
+against the oracle, the separable passes and the baseline build."""
 
 import numpy as np
 import pytest
@@ -87,3 +89,91 @@ def test_tiny_planes_keep_the_baseline_bits(monkeypatch):
             lambda a: ovpool.adaptive_max_pool(a, (3, 2), index_element_type="i32"),
             lambda a: ovpool.max_pool(a, 3, 2, 1, 1, axis=0),
             lambda a: ovpool.max_pool(a, 3, 2, 1, 1, return_indices=False))])
+
+
+# Planes of 129-1024 elements (bytes: up to 256) of two and three axes, with windows whose taps
+# are few against the plane (about one tap per input element), so that they go side by side
+# through the tap table too: part-filled groups of lanes, padding past the input (empty
+# windows), dilation, ceil rounding, adaptive windows; work items of fewer planes than 256.
+MID_PLANES = [((2, 37, 12, 20), True), ((1, 45, 16, 16), True), ((2, 33, 5, 6, 7), True),
+              ((1, 19, 30, 33), False), ((2, 21, 6, 7, 9), False)]
+MID_WINDOWS = [(2, 2, 0, 0, 1, "floor"), (3, 3, 1, 2, 1, "ceil"),
+               ((1, 2), (2, 2), 0, (0, 3), (1, 2), "ceil_torch")]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mid_planes_match_the_oracle(dtype):
+    from reference import ref_adaptive_max_pool, ref_max_pool
+
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(131)
+    for shape, bytes_too in MID_PLANES:
+        if dtype.itemsize == 1 and not bytes_too:
+            continue
+        x = _data(dtype, shape, rng)
+        rank = len(shape) - 2
+        for k, s, pb, pe, d, rounding in MID_WINDOWS:
+            if rank == 3 and isinstance(k, tuple):
+                k, s, pe, d = k + (2,), s + (2,), pe + (1,), d + (1,)
+            for axis in (0, 2):
+                want, want_index = ref_max_pool(x, k, s, pb, pe, d, rounding, axis=axis)
+                got, got_index = ovpool.max_pool(x, k, s, pb, pe, d, rounding, axis=axis)
+                np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8),
+                                              err_msg=f"{shape} {k} {s} {d} {axis}")
+                np.testing.assert_array_equal(got_index, want_index,
+                                              err_msg=f"{shape} {k} {s} {d} {axis}")
+            got32 = ovpool.max_pool(x, k, s, pb, pe, d, rounding, index_element_type="i32")[1]
+            np.testing.assert_array_equal(got32, ref_max_pool(x, k, s, pb, pe, d, rounding)[1])
+            values = ovpool.max_pool(x, k, s, pb, pe, d, rounding, return_indices=False)
+            np.testing.assert_array_equal(values.view(np.uint8), want.view(np.uint8))
+        size = tuple(max(1, n // 2) for n in shape[2:])
+        want, want_index = ref_adaptive_max_pool(x, size)
+        got, got_index = ovpool.adaptive_max_pool(x, size)
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        np.testing.assert_array_equal(got_index, want_index)
+
+
+def test_mid_planes_give_the_passes_bits(monkeypatch):
+    """The tap table against the separable passes on the same planes, bit for bit: NaN
+    payloads, signed zeros, ties, the integer extremes; values alone and both index types."""
+    from ovpool import pooling
+    from test_kernels import _add_nan_payloads
+
+    rng = np.random.default_rng(137)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.inf], np.float32), size=(2, 37, 12, 20))
+    _add_nan_payloads(x, rng, 0.3)
+    wide = rng.choice(np.array([0.0, -0.0, 2.0, -np.inf], np.float64), size=(1, 23, 6, 7, 9))
+    _add_nan_payloads(wide, rng, 0.3)
+    bytes_ = rng.integers(-128, 128, size=(1, 45, 16, 16)).astype(np.int8)
+    bytes_[rng.random(bytes_.shape) < 0.4] = 127
+    inputs = [x, x.astype(np.float16), _data(_dtype("bfloat16"), (2, 37, 12, 20), rng), wide,
+              bytes_, bytes_.view(np.uint8), _data(np.dtype(np.int64), (1, 19, 30, 33), rng)]
+
+    def run():
+        out = []
+        for a in inputs:
+            out.append(ovpool.max_pool(a, 2, 2, axis=2))
+            out.append(ovpool.max_pool(a, 3, 3, 1, 2, index_element_type="i32",
+                                       rounding_type="ceil"))
+            out.append(ovpool.max_pool(a, 2, 2, 0, 1, return_indices=False))
+            out.append(ovpool.adaptive_max_pool(a, tuple(n // 2 for n in a.shape[2:])))
+        return [b for r in out for b in (r if isinstance(r, tuple) else (r,))]
+
+    lanes = run()
+    monkeypatch.setattr(pooling, "_MID_PLANES_IN_LANES", False)
+    passes = run()
+    for a, b in zip(lanes, passes):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_mid_planes_keep_the_baseline_bits(monkeypatch):
+    rng = np.random.default_rng(139)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.inf], np.float32), size=(1, 35, 24, 30))
+    _add_nan_payloads(x, rng, 0.3)
+    bytes_ = rng.integers(-128, 128, size=(2, 37, 12, 20)).astype(np.int8)
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        run(a) for a in (x, x.astype(np.float16), bytes_, x.astype(np.float64)) for run in (
+            lambda a: ovpool.max_pool(a, 2, 2, axis=0),
+            lambda a: ovpool.max_pool(a, 3, 3, 1, 1, index_element_type="i32"),
+            lambda a: ovpool.max_pool(a, 2, 2, return_indices=False))])

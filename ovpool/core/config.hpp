@@ -38,11 +38,23 @@ constexpr index_t rows_block_elements = 16384;
 // (max_plane_direct) instead of by separable passes.
 constexpr index_t direct_max_plane = 1024;
 
-// Planes of at most tiny_max_plane elements, whose windows hold at most tiny_max_taps taps in
-// all, are max-pooled a group of planes at a time through one table of every window's taps
-// (max_planes_lanes); a work item is tiny_block_planes planes.
-constexpr index_t tiny_max_plane = 128;
+// Max pooling of small planes a group of planes at a time through one table of every
+// window's taps (max_planes_lanes), for planes whose windows hold at most tiny_max_taps taps in
+// all: every plane of at most tiny_small_plane elements, and planes of two or more axes of at
+// most tiny_max_plane<A> elements (A: the lanes' type) whose taps times sizeof(A) are at most
+// tiny_tap_bytes per input element (tiny_half_tap_bytes for float16 / bfloat16, whose passes
+// run on 16-bit keys while their lanes are float32). (Lane work grows with the taps and the
+// lanes' width, the passes' with their rows: planes of 129-1024 elements, 60 random shapes, 1
+// thread, gained 1.2-26x below those densities, and lost up to 2x above them or with one axis.)
+// Bytes stop at 256 elements, whose one-byte tap codes must hold the winners' offsets. A work
+// item is about tiny_block_elements input elements, whole groups of planes, at most
+// tiny_block_planes planes.
+constexpr index_t tiny_small_plane = 128;
+template <class A> constexpr index_t tiny_max_plane = sizeof(A) == 1 ? 256 : 1024;
+constexpr index_t tiny_tap_bytes = 14;
+constexpr index_t tiny_half_tap_bytes = 10;
 constexpr index_t tiny_max_taps = 4096;
+constexpr index_t tiny_block_elements = 32768;
 constexpr index_t tiny_block_planes = 256;
 
 }  // namespace OVPOOL_CORE_ISA

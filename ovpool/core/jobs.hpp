@@ -263,10 +263,11 @@ class MaxJob {
     // At most one of out_index64 / out_index32 is non-null (both null: values only). The index
     // of an output is (plane % plane_modulus) * in_plane + offset % offset_modulus, offset being
     // the chosen element's offset within its plane; empty windows get empty_value and offset 0.
-    // Throws std::bad_alloc.
+    // mid_planes_in_lanes false keeps planes of more than tiny_small_plane elements out of
+    // the lanes (tests reach the passes on small planes that way). Throws std::bad_alloc.
     MaxJob(const S* x, S* out, index_t planes, const index_t* packed, std::int64_t* out_index64,
            std::int32_t* out_index32, std::int64_t plane_modulus, std::int64_t offset_modulus,
-           double empty_value, int workers)
+           double empty_value, int workers, bool mid_planes_in_lanes = true)
         : x_(x), out_(out), planes_(planes), g_(make_geometry(packed)),
           empty_value_(static_cast<A>(empty_value)), items_(planes) {
         spec_.out64 = out_index64;
@@ -287,7 +288,8 @@ class MaxJob {
                         x + plane * g_.in_plane + p.in_shift, out + at, 1, p.packed.get(),
                         out_index64 != nullptr ? out_index64 + at : nullptr,
                         out_index32 != nullptr ? out_index32 + at : nullptr, 1,
-                        std::numeric_limits<std::int64_t>::max(), empty_value, 1));
+                        std::numeric_limits<std::int64_t>::max(), empty_value, 1,
+                        mid_planes_in_lanes));
                 }
             }
             items_ = planes * parts;
@@ -298,11 +300,17 @@ class MaxJob {
             items_ = whole_->items();
             return;
         }
-        if (g_.in_plane <= tiny_max_plane && tap_table_size(g_, tiny_max_taps) <= tiny_max_taps) {
+        if (tiny_planes_suit<S, A>(g_, mid_planes_in_lanes)) {
             // Tiny planes: side by side through one tap table (max_lanes.hpp).
             tiny_ = true;
             taps_ = make_tap_table(g_);
-            items_ = (planes + tiny_block_planes - 1) / tiny_block_planes;
+            constexpr index_t lanes = plane_lanes<A>;
+            tiny_block_ = std::min(tiny_block_planes,
+                                   (tiny_block_elements / g_.in_plane + lanes - 1) / lanes * lanes);
+            items_ = (planes + tiny_block_ - 1) / tiny_block_;
+            per_worker_ = max_lanes_scratch<S, A>(g_);
+            scratch_ = allocate<A>(workers * per_worker_ + cache_line_slack<A>);
+            lanes_ = cache_line_aligned(scratch_.get());
             return;
         }
         if (AdaptiveMaxLanes<S>::suits(g_, planes, with_index_)) {
@@ -373,7 +381,7 @@ class MaxJob {
             return;
         }
         if (tiny_) {
-            run_tiny(item);
+            run_tiny(item, lanes_ + worker * per_worker_);
             return;
         }
         if (adaptive_) {
@@ -455,22 +463,22 @@ class MaxJob {
         }
     }
 
-    void run_tiny(index_t item) const noexcept {
+    void run_tiny(index_t item, A* lanes_scratch) const noexcept {
         constexpr index_t lanes = plane_lanes<A>;
-        index_t end = std::min(planes_, (item + 1) * tiny_block_planes);
-        for (index_t p = item * tiny_block_planes; p < end; p += lanes) {
+        index_t end = std::min(planes_, (item + 1) * tiny_block_);
+        for (index_t p = item * tiny_block_; p < end; p += lanes) {
             index_t count = std::min(lanes, end - p);
             const S* x = x_ + p * g_.in_plane;
             S* out = out_ + p * g_.out_plane;
             if (spec_.out64 != nullptr) {
                 max_planes_lanes(x, out, spec_.out64 + p * g_.out_plane, p, count, spec_, taps_,
-                                 g_, empty_value_);
+                                 g_, empty_value_, lanes_scratch);
             } else if (spec_.out32 != nullptr) {
                 max_planes_lanes(x, out, spec_.out32 + p * g_.out_plane, p, count, spec_, taps_,
-                                 g_, empty_value_);
+                                 g_, empty_value_, lanes_scratch);
             } else {
                 max_planes_lanes(x, out, static_cast<std::int32_t*>(nullptr), p, count, spec_,
-                                 taps_, g_, empty_value_);
+                                 taps_, g_, empty_value_, lanes_scratch);
             }
         }
     }
@@ -500,6 +508,8 @@ class MaxJob {
     bool with_index_ = false;
     bool direct_ = false;
     bool tiny_ = false;
+    index_t tiny_block_ = 0;  // tiny planes: planes per item
+    A* lanes_ = nullptr;      // ... and their lanes, in scratch_
     index_t items_ = 0;
     TapTable taps_;  // tiny planes: every window's taps
     index_t per_worker_ = 0;

@@ -2,7 +2,7 @@
 // transposed (element e of plane p to lanes[e * L + p], widened to the accumulator), so that
 // every tap of the tap table (max.hpp's TapTable) is one contiguous run of L lanes, and the
 // winner's plane offset is carried in a lane of an unsigned type as wide as the value (the
-// planes have at most tiny_max_plane elements, so any offset fits). The per-tap loop is then a
+// planes have at most tiny_max_plane<A> elements, so any offset fits). The per-tap loop is then a
 // plain compare-and-blend over L lanes that vectorises for every element type, where reading
 // each plane's element in place costs a scalar load (and for 16-bit floats a conversion) per
 // plane and tap.
@@ -242,6 +242,31 @@ inline void lane_indices(I* index, index_t stride, const U* code, index_t plane_
     }
 }
 
+// Whether max pooling of planes of geometry g (storage S, lanes of A) goes through
+// max_planes_lanes (the rule is config.hpp's, by tiny_small_plane); planes of more than
+// tiny_small_plane elements only with mid_planes.
+template <class S, class A>
+bool tiny_planes_suit(const Geometry& g, bool mid_planes) {
+    if (g.in_plane > (mid_planes ? tiny_max_plane<A> : tiny_small_plane) ||
+        (g.in_plane > tiny_small_plane && g.naxes < 2)) {
+        return false;
+    }
+    const index_t taps = tap_table_size(g, tiny_max_taps);
+    if (taps > tiny_max_taps) return false;
+    return g.in_plane <= tiny_small_plane ||
+           taps * static_cast<index_t>(sizeof(A)) <=
+               (is_half_float<S> ? tiny_half_tap_bytes : tiny_tap_bytes) * g.in_plane;
+}
+
+// The scratch (elements of A) of max_planes_lanes: the lanes, then for 16-bit floats their
+// planes widened to float32 (A); whole 64-byte lines.
+template <class Src, class A>
+index_t max_lanes_scratch(const Geometry& g) {
+    const index_t n = (is_half_float<Src> ? 2 : 1) * g.in_plane * plane_lanes<A>;
+    constexpr index_t line = cache_line_slack<A>;
+    return (n + line - 1) / line * line;
+}
+
 // Outputs max_planes_lanes takes out of the lanes at a time.
 constexpr index_t lanes_out_chunk = 64;
 
@@ -249,19 +274,18 @@ constexpr index_t lanes_out_chunk = 64;
 // index_out, indices go to index_out[plane * out_plane + k] (int64 or int32). The planes go
 // into lanes and the results (values, winners' offsets) out of them through to_lanes and
 // from_lanes, lanes_out_chunk outputs at a time; 16-bit floats are widened first, all planes
-// in one run.
+// in one run. `lanes` holds max_lanes_scratch<Src, A>(g) elements.
 template <class Src, class S, class A, class I>
 void max_planes_lanes(const Src* x, S* out, I* index_out, index_t first_plane, index_t count,
                       const IndexSpec& spec, const TapTable& t, const Geometry& g,
-                      A empty_value) {
+                      A empty_value, A* lanes) {
     typedef tap_code_t<A> U;
     constexpr index_t L = plane_lanes<A>, chunk = lanes_out_chunk;
     const index_t in_plane = g.in_plane, out_plane = g.out_plane;
-    alignas(32) A lanes[tiny_max_plane * L];
     // Lanes without a plane are combined too (fixed-length loops) but never stored.
     if (count < L) std::fill(lanes, lanes + in_plane * L, A{});
     if constexpr (is_half_float<Src>) {
-        alignas(32) float wide[tiny_max_plane * L];
+        float* wide = lanes + in_plane * L;
         widen_row(x, wide, count * in_plane);
         to_lanes<L>(static_cast<const float*>(wide), in_plane, in_plane, count, lanes);
     } else {

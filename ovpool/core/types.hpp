@@ -83,6 +83,15 @@ template <class T> inline std::unique_ptr<T[]> allocate(index_t n) {
     return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(n > 0 ? n : 1)]);
 }
 
+// `p` moved up to the next 64-byte boundary, for scratch allocated cache_line_slack<T> elements
+// longer than it needs (new[] aligns to 16 bytes only, and vector loads that straddle cache
+// lines cost more).
+template <class T> constexpr index_t cache_line_slack = 64 / static_cast<index_t>(sizeof(T));
+template <class T> inline T* cache_line_aligned(T* p) {
+    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(p);
+    return reinterpret_cast<T*>((at + 63) & ~static_cast<std::uintptr_t>(63));
+}
+
 // ---- bit-level float32 <-> 16-bit float conversions ----------------------------------------
 
 inline float bits_to_f32(std::uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
