@@ -1036,28 +1036,17 @@ def test_narrow_rows_keep_the_baseline_bits(monkeypatch):
                                  lambda: [r for x in cases for r in _narrow_row_averages(x)])
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64])
-@pytest.mark.usefixtures("max_passes_on_small_planes")
-def test_values_alone_keep_the_first_tie_in_row_major_order(monkeypatch, dtype):
-    """Max pooling without indices reduces the first axes before the last; among equal values
-    of different bits (-0 and +0, NaNs with different payloads in all-NaN windows) the output
-    is still the window's first in row-major order: the element at the oracle's index. Planes
-    too large for the tiny path, 2-D and 3-D, the AVX2 3x3 stride-2 row kernel, strides and
-    dilations; both builds, one and two threads."""
+def _assert_values_alone_at_oracle_index(monkeypatch, x, windows):
+    """Max pooling of x without indices, for each (kernel, strides, pads_begin, pads_end,
+    dilations) of `windows`, gives bit for bit the element at the oracle's index (the
+    window's first maximum in row-major order), from both builds and with one and two
+    threads."""
     from ovpool import _kernels
     from reference import ref_max_pool
 
-    rng = np.random.default_rng(67)
-    cases = [((1, 2, 23, 19), ((3, 2), (1, 2), (1, 0), (1, 1), (1, 2))),
-             ((1, 3, 30, 30), (3, 2, 1, 1, 1)),
-             ((2, 2, 30, 34), (2, 2, 0, 0, 1)),
-             ((1, 2, 100, 7), ((4, 3), 2, 0, 1, (1, 2))),
-             ((2, 3, 9, 10, 11), ((2, 3, 2), (1, 2, 1), 0, (1, 0, 1), 1))]
-    for shape, (k, s, pb, pe, d) in cases:
-        x = _max_pool_input(rng, dtype, shape, 12)
-        if x.dtype == np.float32:
-            _add_nan_payloads(x, rng, 0.1)
-        flat = x.reshape(shape[0] * shape[1], -1)
+    shape = x.shape
+    flat = x.reshape(shape[0] * shape[1], -1)
+    for k, s, pb, pe, d in windows:
         index = ref_max_pool(x, k, s, pb, pe, d)[1]
         want = np.take_along_axis(flat, index.reshape(flat.shape[0], -1) % flat.shape[1], 1)
         results = []
@@ -1069,3 +1058,50 @@ def test_values_alone_keep_the_first_tie_in_row_major_order(monkeypatch, dtype):
         for got in results:
             np.testing.assert_array_equal(got.reshape(want.shape).view(np.uint8),
                                           want.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, "bfloat16", np.float64])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_values_alone_keep_the_first_tie_in_row_major_order(monkeypatch, dtype):
+    """Max pooling without indices reduces the first axes before the last; among equal values
+    of different bits (-0 and +0, NaNs with different payloads in all-NaN windows) the output
+    is still the window's first in row-major order: the element at the oracle's index. Planes
+    too large for the tiny path, 2-D and 3-D, the AVX2 3x3 stride-2 row kernel, strides and
+    dilations; both builds, one and two threads."""
+    rng = np.random.default_rng(67)
+    cases = [((1, 2, 23, 19), ((3, 2), (1, 2), (1, 0), (1, 1), (1, 2))),
+             ((1, 3, 30, 30), (3, 2, 1, 1, 1)),
+             ((2, 2, 30, 34), (2, 2, 0, 0, 1)),
+             ((1, 2, 100, 7), ((4, 3), 2, 0, 1, (1, 2))),
+             ((2, 3, 9, 10, 11), ((2, 3, 2), (1, 2, 1), 0, (1, 0, 1), 1))]
+    for shape, window in cases:
+        x = _max_pool_input(rng, dtype, shape, 12)
+        if x.dtype == np.float32:
+            _add_nan_payloads(x, rng, 0.1)
+        _assert_values_alone_at_oracle_index(monkeypatch, x, [window])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_16bit_float_values_alone_go_by_keys(monkeypatch, dtype):
+    """float16 and bfloat16 without indices are pooled as int16 keys (max_plane_keys: the
+    separable passes of max_plane_values on keys, sixteen to a vector, the winners' values
+    the keys read back; outputs of key 0 or NaN, shared by values of different bits, read
+    from the input at their window's first element holding that key). Every bit pattern
+    (NaN payloads, signed zeros, infinities) and all-NaN windows through 1-D rows, 2-D planes
+    with strides 1 to 5 (stride-2 rows split into phases, strided picks), dilations, padding,
+    empty windows, and 3-D planes (whole passes over the first axis); both builds, one and
+    two threads. (3-wide stride-2 rows keep the float32 row kernel: the test above.)"""
+    if dtype == "bfloat16":
+        dtype = ml_dtypes.bfloat16
+    for shape, windows in [((2, 3, 301), [(3, 3, 0, 2, 2), (5, 1, 2, 2, 1), (2, 2, 0, 0, 1)]),
+                           ((1, 2, 64, 70), [((3, 2), (1, 2), (1, 0), (1, 1), (1, 2)),
+                                             ((2, 3), (1, 2), (0, 1), (0, 5), (1, 2)),
+                                             ((1, 3), (2, 3), 0, 0, (1, 2)),
+                                             ((2, 2), (2, 4), (1, 1), (1, 1), 1),
+                                             ((1, 1), (1, 5), 0, 0, 1)]),
+                           ((2, 2, 7, 12, 15), [((2, 3, 2), (1, 2, 1), 0, (1, 0, 1), 1),
+                                                ((3, 1, 4), (2, 1, 3), (1, 0, 0), 0, (1, 1, 2))])]:
+        x = _every_16bit_pattern_shuffled(dtype, shape, 89)
+        x.reshape(-1)[:20] = np.nan  # whole-NaN windows
+        _assert_values_alone_at_oracle_index(monkeypatch, x, windows)

@@ -355,6 +355,19 @@ class MaxJob {
                 return;
             }
         }
+        if constexpr (is_half_float<S>) {
+            // 16-bit floats, values alone: the passes on their int16 keys (max_plane_keys in
+            // max_coded.hpp), when the empty windows' key is the empty value's and the plane
+            // is not one for the float32 3-wide stride-2 row kernel.
+            empty_key_ = half_key<S>(store<S>(empty_value_).bits);
+            if (!with_index_ && empty_key_ != 0 && empty_key_ != half_nan_key &&
+                !(g_.naxes > 1 && three_wide_stride2_rows(last))) {
+                keyed_ = true;
+                per_worker_ = g_.in_plane + g_.out_plane + 2 * g_.scratch + max_row_buffers(g_);
+                keys_ = allocate<std::int16_t>(workers * per_worker_);
+                return;
+            }
+        }
         // Small 2-D planes with indices: each window on its own (see max_plane_direct).
         direct_ = with_index_ && g_.naxes == 2 && g_.in_plane <= direct_max_plane;
         // Two plane-sized buffers, then the row buffers of max_plane_values, then (16-bit
@@ -391,6 +404,18 @@ class MaxJob {
         if (coded_.usable) {
             run_coded(item, worker);
             return;
+        }
+        if constexpr (is_half_float<S>) {
+            if (keyed_) {
+                // Values alone on int16 keys (max_plane_keys), made once per plane.
+                std::int16_t* keys = keys_.get() + worker * per_worker_;
+                const S* x = x_ + item * g_.in_plane;
+                half_keys(x, keys, g_.in_plane);
+                max_plane_keys(x, out_ + item * g_.out_plane,
+                               static_cast<const std::int16_t*>(keys), keys + g_.in_plane, g_,
+                               empty_key_);
+                return;
+            }
         }
         index_t plane = item;
         A* scratch = scratch_.get() + worker * per_worker_;
@@ -519,7 +544,7 @@ class MaxJob {
     CodedPlan coded_;                // max_planes_coded's plan, when usable
     index_t block_ = 1;              // its planes per item
     std::unique_ptr<U[]> codes_;     // its tap codes
-    bool keyed_ = false;             // 16-bit floats: the coded passes on int16 keys
+    bool keyed_ = false;             // 16-bit floats: the passes on int16 keys
     std::int16_t empty_key_ = 0;     // their empty windows' key
     std::unique_ptr<std::int16_t[]> keys_;        // their keys and pass buffers
     std::unique_ptr<std::uint16_t[]> key_codes_;  // their tap codes

@@ -723,6 +723,34 @@ inline bool any_zero_or_nan(const A* a, index_t n) {
     return any;
 }
 
+// The plane offset of the first element, in row-major window order, of the window of plane
+// output `output` (last axis fastest) for which match(offset) holds; -1 when none does.
+template <class Match>
+index_t first_in_window(const Geometry& g, index_t output, Match match) {
+    const index_t n = g.naxes;
+    // The window: per axis its first tap, taps and step, from the output's coordinates (last
+    // axis fastest); `taps` counts the window's elements.
+    index_t rest = output, taps = 1, base = 0;
+    for (index_t a = n - 1, pitch = 1; a >= 0; pitch *= g.length[a], --a) {
+        const index_t at = g.offset[a] + rest % g.output[a];
+        rest /= g.output[a];
+        taps *= g.count[at];
+        base += g.begin[at] * pitch;
+    }
+    for (index_t t = 0; t < taps; ++t) {
+        index_t tap = t, offset = base;
+        rest = output;
+        for (index_t a = n - 1, pitch = 1; a >= 0; pitch *= g.length[a], --a) {
+            const index_t count = g.count[g.offset[a] + rest % g.output[a]];
+            rest /= g.output[a];
+            offset += (tap % count) * g.dilation[a] * pitch;
+            tap /= count;
+        }
+        if (match(offset)) return offset;
+    }
+    return -1;
+}
+
 // Values alone are reduced axis 0 first (max_pass, max_columns, then max_row), which among
 // elements that compare equal keeps the first in column order rather than in row-major window
 // order. Equal floats differ in their bits only as -0 / +0 or as NaNs (a NaN result means the
@@ -732,36 +760,16 @@ inline bool any_zero_or_nan(const A* a, index_t n) {
 template <class Src, class A>
 void first_tie_in_row_major(const Src* x, A* row, const Geometry& g, index_t first) {
     if constexpr (std::is_floating_point<A>::value) {
-        const index_t n = g.naxes, width = g.output[n - 1];
+        const index_t width = g.output[g.naxes - 1];
         if (!any_zero_or_nan(row, width)) return;
         for (index_t k = 0; k < width; ++k) {
             const A best = row[k];
             const bool nan = best != best;
             if (!(best == 0 || nan)) continue;
-            // The window: per axis its first tap, taps and step, from the output's coordinates
-            // (last axis fastest); `taps` counts the window's elements.
-            index_t rest = first + k, taps = 1, base = 0;
-            for (index_t a = n - 1, pitch = 1; a >= 0; pitch *= g.length[a], --a) {
-                const index_t at = g.offset[a] + rest % g.output[a];
-                rest /= g.output[a];
-                taps *= g.count[at];
-                base += g.begin[at] * pitch;
-            }
-            for (index_t t = 0; t < taps; ++t) {
-                index_t tap = t, offset = base;
-                rest = first + k;
-                for (index_t a = n - 1, pitch = 1; a >= 0; pitch *= g.length[a], --a) {
-                    const index_t count = g.count[g.offset[a] + rest % g.output[a]];
-                    rest /= g.output[a];
-                    offset += (tap % count) * g.dilation[a] * pitch;
-                    tap /= count;
-                }
-                const A value = load<A>(x[offset]);
-                if (nan || value == 0) {
-                    row[k] = value;
-                    break;
-                }
-            }
+            const index_t at = first_in_window(g, first + k, [&](index_t offset) {
+                return nan || load<A>(x[offset]) == 0;
+            });
+            if (at >= 0) row[k] = load<A>(x[at]);
         }
     } else {
         (void)x;
@@ -886,6 +894,12 @@ void max_plane_bytes(const A* plane_rows, A* out, A* padded, const AxisTable& h,
 }
 #endif
 
+// Whether the last axis h has the windows of the float32 3-wide, stride-2 row kernel of
+// max_plane_values (AVX2 builds, planes of two or more axes).
+inline bool three_wide_stride2_rows(const AxisTable& h) {
+    return h.step == 2 && h.taps == 3 && h.dil == 1 && h.hi > h.lo;
+}
+
 // Max-pool one plane, values only. Axes before the last two are reduced by whole passes as in
 // max_plane; the last two then go one output row at a time: the rows of the second-to-last
 // axis's window are reduced into one row (in `rows`, in L1), and that row's windows are written
@@ -912,7 +926,7 @@ void max_plane_values(const Src* x, S* out, A* scratch, A* rows, const Geometry&
     // last axis: the AVX2 row kernel reduces the vertical and horizontal windows in one vector
     // loop.
     bool k3s2 = (std::is_same<A, float>::value && (n > 2 || std::is_same<Src, float>::value) &&
-                 h.step == 2 && h.taps == 3 && h.dil == 1 && h.hi > h.lo);
+                 n > 1 && three_wide_stride2_rows(h));
 #else
     bool k3s2 = false;
 #endif

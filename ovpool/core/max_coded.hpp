@@ -997,6 +997,28 @@ inline void coded_half_row(S* out, const std::int16_t* key, const U* code,
     for (index_t j : empty) out[j] = empty_value;
 }
 
+// Max-pool one plane x of 16-bit floats, values alone, on its int16 keys `keys` (half_key):
+// their integer order is the max rule's, so max_plane_values runs its separable passes on
+// int16, sixteen to a vector and one compare each, with no NaN test and no widening to
+// float32. Equal keys have equal bits except keys 0 and half_nan_key, so only outputs with
+// those keys depend on which tap won: they are read from the input at the first element of
+// their window in row-major order holding that key (for an all-NaN window its first tap),
+// the max rule's winner. Empty windows get empty_key (not 0 nor half_nan_key: the empty
+// value's key). `scratch`: g.out_plane keys, then 2 * g.scratch + max_row_buffers(g).
+template <class S>
+void max_plane_keys(const S* x, S* out, const std::int16_t* keys, std::int16_t* scratch,
+                    const Geometry& g, std::int16_t empty_key) {
+    std::int16_t* best = scratch;
+    std::int16_t* passes = scratch + g.out_plane;
+    max_plane_values(keys, best, passes, passes + 2 * g.scratch, g, empty_key);
+    if (!coded_half_run(out, best, g.out_plane)) return;
+    for (index_t k = 0; k < g.out_plane; ++k) {
+        const std::int16_t key = best[k];
+        if (key != 0 && key != half_nan_key) continue;
+        out[k] = x[first_in_window(g, k, [&](index_t offset) { return keys[offset] == key; })];
+    }
+}
+
 // index[k] = base + start[k] + the winner's offset from its first tap, rel[code[k]] (rel
 // null: code[k]), for the n outputs of a plane (no offset modulus; empty windows are set
 // after).
