@@ -273,3 +273,25 @@ def test_tiny_planes_of_two_or_four_outputs_keep_their_bits(monkeypatch, shape, 
     _assert_random_planes_keep_their_bits(
         monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 59,
         (np.float32, np.float16, np.uint8, np.int32))
+
+
+@pytest.mark.skipif(__import__("test_kernels")._avx2_build() is None,
+                    reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_upsampled_half_averages_narrowed_in_the_transpose(monkeypatch, dtype):
+    """16-bit float upsampling averages go from the lanes straight into the output, narrowed
+    as the 8x8 tiles are transposed (unstage_half): 21 planes (a full block of two groups of
+    eight, then five planes the portable loop stores), chunks of 4 x 11 outputs (the last
+    tile overlapping the one before), with -0, NaNs and sums that round. The baseline build
+    (which has no tiles) and the oracle agree."""
+    from test_kernels import _assert_builds_agree_bitwise
+
+    dt = _dtype(dtype)
+    payloads = [0x7fc1, 0xffa0] if dtype == "bfloat16" else [0x7e01, 0xfe10]
+    x = _isolated_nans((3, 7, 6, 5), dt, payloads)
+    x.reshape(-1)[1::7] = -0.0
+    size = (11, 11)
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [ovpool.adaptive_avg_pool(x, size)])
+    got = ovpool.adaptive_avg_pool(x, size).astype(np.float64)
+    np.testing.assert_array_equal(got, ref_adaptive_avg_pool(x, size).astype(np.float64))
+    assert np.signbit(got[got == 0]).sum() == 0  # every zero average is +0

@@ -38,6 +38,7 @@
 #include "avg_ranged.hpp"
 #include "rules.hpp"
 #include "simd/lanes_avx2.hpp"
+#include "simd/lanes_half_avx2.hpp"
 #include "simd/widen.hpp"
 
 namespace ovpool {
@@ -271,6 +272,27 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
         const B* lanes = staged + k * L;
         B* to = sums + k;
         for (index_t p = p0; p < count; ++p) to[p * stride] = lanes[p];
+    }
+}
+
+// out[p * stride + k] = store<S>(staged[k * L + p]) for k < n, p < count: float32 averages
+// staged by lane_pair_averages (staged_sums) straight into 16-bit float outputs, eight by
+// eight through tile transposes that narrow on the way (simd/lanes_half_avx2.hpp), rather
+// than unstage_sums into a float32 row per plane and narrow_row from there. The same
+// conversions (narrow8 is store<S>'s rounding), so the same bits. n >= 8.
+template <class S, index_t L>
+inline void unstage_half(const float* staged, index_t n, index_t count, S* out, index_t stride) {
+    index_t p0 = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    for (; p0 + 8 <= count; p0 += 8) {
+        for (index_t k = 0; k < n; k += 8) {
+            const index_t at = std::min(k, n - 8);  // the last tile overlaps
+            simd::untranspose_tile_half(staged + at * L + p0, L, out + p0 * stride + at, stride);
+        }
+    }
+#endif
+    for (index_t k = 0; k < n; ++k) {
+        for (index_t p = p0; p < count; ++p) out[p * stride + k] = store<S>(staged[k * L + p]);
     }
 }
 
@@ -670,6 +692,14 @@ class AvgLanes {
                                                     divisor, row, last);
                         break;
                 }
+                if constexpr (staged_sums<B> && is_half<S>::value &&
+                              std::is_same<B, float>::value) {
+                    if (n >= 8) {
+                        unstage_half<S, L>(staged, n, count, out_ + first * out_plane + k,
+                                           out_plane);
+                        continue;
+                    }
+                }
                 if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, target, pitch);
                 if constexpr (!std::is_same<S, B>::value) {
                     if (whole_) {
@@ -700,7 +730,8 @@ class AvgLanes {
                                count * out_plane, block);
                 continue;
             }
-            Divisors part{divisors_.count + k, divisors_.real + k, small};
+            Divisors part{divisors_.count + k, divisors_.real + k, small,
+                          divisors_.real32 ? divisors_.real32 + k : nullptr};
             for (index_t p = 0; p < count; ++p) {
                 write_averages(out_ + (first + p) * out_plane + k, sums + p * stride, n, part);
             }

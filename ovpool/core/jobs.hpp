@@ -45,12 +45,18 @@ class AvgJob {
     typedef typename narrow_avg_accumulator<S>::type N;
 
     // x: (planes, in_plane) and out: (planes, out_plane), C-contiguous; divisor and
-    // divisor_real: out_plane each (see Divisors). Throws std::bad_alloc.
+    // divisor_real: out_plane each (see Divisors); real32: divisor_real as float32 when the
+    // caller has them (row-split parts), else made here for float32 sums. Throws std::bad_alloc.
     AvgJob(const S* x, S* out, index_t planes, const index_t* packed, const std::int64_t* divisor,
-           const double* divisor_real, int workers)
+           const double* divisor_real, int workers, const float* real32 = nullptr)
         : x_(x), out_(out), planes_(planes), g_(make_geometry(packed)), items_(planes) {
         divisors_.count = divisor;
         divisors_.real = divisor_real;
+        if (!real32) {
+            real32_ = float_divisors<A>(divisor_real, g_.out_plane);
+            real32 = real32_.get();
+        }
+        divisors_.real32 = real32;
         if (workers < 1) workers = 1;
         index_t parts = row_parts(g_, planes, workers);
         if (parts) {
@@ -69,7 +75,8 @@ class AvgJob {
                     const RowPart& p = split_->part(k);
                     parts_.emplace_back(new AvgJob(
                         x + plane * g_.in_plane + p.in_shift, out + plane * g_.out_plane + p.out_shift,
-                        1, p.packed.get(), divisor + p.out_shift, divisor_real + p.out_shift, 1));
+                        1, p.packed.get(), divisor + p.out_shift, divisor_real + p.out_shift, 1,
+                        real32 ? real32 + p.out_shift : nullptr));
                 }
             }
             items_ = planes * parts;
@@ -245,6 +252,7 @@ class AvgJob {
     std::unique_ptr<N[]> narrow_scratch_;
     RangedSums<S> ranged_;  // int32 / int64: narrower sums when the inputs allow
     RepeatedDivisors repeated_;     // a block's divisors, when repeated
+    std::unique_ptr<float[]> real32_;  // float32 sums: the divisors as float32 (Divisors::real32)
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
     std::unique_ptr<AvgBlocks<S>> blocks_;  // blocks mode (avg_blocks.hpp)

@@ -112,6 +112,13 @@ inline void divide_to_half8(const float* sums, const double* real, S* out) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), narrow8<S>(average));
 }
 
+// The same with the divisors already float32 (Divisors::real32).
+template <class S>
+inline void divide_to_half8(const float* sums, const float* real32, S* out) {
+    __m256 average = _mm256_div_ps(_mm256_loadu_ps(sums), _mm256_loadu_ps(real32));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), narrow8<S>(average));
+}
+
 // Eight inputs as int32 lanes (64-bit inputs: their low halves, for values that fit).
 template <class Src>
 inline __m256i load8_i32(const Src* p) {
