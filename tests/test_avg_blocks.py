@@ -156,3 +156,44 @@ def test_int32_adaptive_windows_take_the_blocks(shape):
                      tuple(max(1, n // 3) + 1 for n in spatial)):
             np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, size),
                                           ref_adaptive_avg_pool(x, size))
+
+
+# int8 / uint8 blocks sum in int16 lanes when no partial sum can leave int16: a window volume
+# of at most 128 for uint8 (128 * 255 = 32640), 255 for int8 (255 * 128); one more tap and the
+# blocks keep int32. Planes of 16x20 (a block of 5120 elements), stride 1, padded: windows at
+# the limit and one past it, over the type's extremes (the largest sums of each sign).
+SHORT_LIMITS = {"uint8": [(8, 16), (9, 16), (4, 32)], "int8": [(15, 17), (16, 16), (5, 51)]}
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_int16_block_sums_at_their_limit_match_the_oracle(monkeypatch, dtype):
+    """All-max and all-min planes (the sums of the largest magnitude a window allows), random
+    ones, both divisor rules, the oracle's values; both builds give the same bytes."""
+    from test_kernels import _assert_builds_agree_bitwise, _avx2_build
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(71)
+    x = rng.integers(info.min, info.max, endpoint=True, size=(1, 20, 16, 20)).astype(dtype)
+    x[0, :6] = info.max
+    x[0, 6:12] = info.min
+    x[0, 12, ::2] = info.max
+
+    def pool():
+        results = []
+        for kernel in SHORT_LIMITS[dtype]:
+            pads = tuple(k // 2 for k in kernel)
+            for exclude_pad in (True, False):
+                results.append(ovpool.avg_pool(x, kernel, (1, 1), pads, pads, (1, 1),
+                                               exclude_pad=exclude_pad, rounding_type="ceil"))
+        return results
+
+    got = pool()
+    at = 0
+    for kernel in SHORT_LIMITS[dtype]:
+        pads = tuple(k // 2 for k in kernel)
+        for exclude_pad in (True, False):
+            want = ref_avg_pool(x, kernel, (1, 1), pads, pads, (1, 1), exclude_pad=exclude_pad,
+                                rounding_type="ceil")
+            np.testing.assert_array_equal(got[at], want, err_msg=f"{kernel} {exclude_pad}")
+            at += 1
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, pool)

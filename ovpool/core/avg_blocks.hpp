@@ -17,6 +17,10 @@
 // Integer sums are in int32: int8 / uint8 windows here are far too small to overflow it, and
 // int32 / int64 inputs bound their block's magnitude first (avg_ranged.hpp), the rare block
 // that does not fit going through the passes plane by plane in the full accumulator.
+// int8 / uint8 windows small enough that no partial sum leaves int16 (a window volume of at
+// most 255 for int8, 128 for uint8) sum in int16 lanes instead, sixteen to an AVX2 vector
+// (simd/short_lanes_avx2.hpp transposes them in and back out as int32 sums); exact integer
+// sums either way, so the same averages in every build.
 #ifndef OVPOOL_CORE_AVG_BLOCKS_HPP
 #define OVPOOL_CORE_AVG_BLOCKS_HPP
 
@@ -35,6 +39,7 @@
 #include "avg_ranged.hpp"
 #include "simd/average_avx2.hpp"
 #include "simd/lanes_avx2.hpp"
+#include "simd/short_lanes_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -127,17 +132,38 @@ inline std::unique_ptr<index_t[]> lane_axis_tables(const Geometry& g, index_t la
     return p;
 }
 
+// Whether S is an int8 / uint8 input, whose blocks sum in int16 when their windows allow (see
+// AvgBlocks::short_sums).
+template <class S>
+constexpr bool short_block_input = std::is_integral<S>::value && sizeof(S) == 1;
+
 // t[i * L + p] = x[p * n + i] for p < count, i < n, as B; lanes count .. L - 1 are zeros.
 template <index_t L, class S, class B>
 inline void transpose_into_lanes(const S* x, index_t n, index_t count, B* t) {
     index_t p0 = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (L % 8 == 0 && simd::has_transpose_tile8<S, B>) {
+    constexpr bool short_tiles = std::is_same<B, std::int16_t>::value && short_block_input<S>;
+    if constexpr (short_tiles && L == 16) {
+        // A full block of int16 lanes: sixteen planes at a time, the last tile overlapping the
+        // one before when n is not a multiple of eight (it rewrites the same lanes).
+        if (count == 16 && n >= 8) {
+            for (index_t i = 0;; i += 8) {
+                if (i + 8 > n) i = n - 8;
+                simd::short_tile16_in(x + i, n, t + i * 16);
+                if (i + 8 >= n) return;
+            }
+        }
+    }
+    if constexpr (L % 8 == 0 && (simd::has_transpose_tile8<S, B> || short_tiles)) {
         // Eight planes at a time, in 8x8 tiles.
         for (; p0 + 8 <= count; p0 += 8) {
             index_t i = 0;
             for (; i + 8 <= n; i += 8) {
-                simd::transpose_tile8(x + p0 * n + i, n, t + i * L + p0, L);
+                if constexpr (short_tiles) {
+                    simd::short_tile_in(x + p0 * n + i, n, t + i * L + p0, L);
+                } else {
+                    simd::transpose_tile8(x + p0 * n + i, n, t + i * L + p0, L);
+                }
             }
             for (index_t p = p0; p < p0 + 8; ++p) {
                 for (index_t k = i; k < n; ++k) t[k * L + p] = load<B>(x[p * n + k]);
@@ -153,16 +179,25 @@ inline void transpose_into_lanes(const S* x, index_t n, index_t count, B* t) {
     }
 }
 
-// planes[p * m + k] = sums[k * L + p] for p < count, k < m.
-template <index_t L, class B>
-inline void transpose_from_lanes(const B* sums, index_t m, index_t count, B* planes) {
+// planes[p * m + k] = sums[k * L + p] for p < count, k < m (int16 sums widened to int32
+// planes, else planes of the sums' own type).
+template <index_t L, class B, class P>
+inline void transpose_from_lanes(const B* sums, index_t m, index_t count, P* planes) {
+    static_assert(std::is_same<B, std::int16_t>::value ? std::is_same<P, std::int32_t>::value
+                                                       : std::is_same<P, B>::value,
+                  "int16 sums into int32 planes, else the sums' type");
     index_t p0 = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (sizeof(B) == 4 && L % 8 == 0) {
+    constexpr bool short_tiles = std::is_same<B, std::int16_t>::value;
+    if constexpr ((sizeof(B) == 4 || short_tiles) && L % 8 == 0) {
         for (; p0 + 8 <= count; p0 += 8) {
             index_t k = 0;
             for (; k + 8 <= m; k += 8) {
-                simd::untranspose_tile(sums + k * L + p0, L, planes + p0 * m + k, m);
+                if constexpr (short_tiles) {
+                    simd::short_tile_out(sums + k * L + p0, L, planes + p0 * m + k, m);
+                } else {
+                    simd::untranspose_tile(sums + k * L + p0, L, planes + p0 * m + k, m);
+                }
             }
             for (index_t p = p0; p < p0 + 8; ++p) {
                 for (index_t j = k; j < m; ++j) planes[p * m + j] = sums[j * L + p];
@@ -219,9 +254,17 @@ class AvgBlocks {
         ordered_ = exact_pass_order<S, B>(lanes_g_, &pass_order_);
         volume_ = window_volume(g);
         small_divisors_ = small_divisors(divisors.count, g.out_plane);
-        // The transposed block, the passes' two buffers, the sums plane by plane.
-        per_worker_ = L * (g.in_plane + 2 * g.scratch + g.out_plane);
+        // The sums plane by plane, then the transposed block and the passes' two buffers (in
+        // a buffer of their own for int16 sums).
+        const index_t work = L * (g.in_plane + 2 * g.scratch);
+        if constexpr (short_block_input<S>) {
+            short_sums_ = sums_fit<std::int16_t>(g, narrow_avg_accumulator<S>::largest);
+        }
+        per_worker_ = L * g.out_plane + (short_sums_ ? 0 : work);
         scratch_ = allocate<B>(workers * per_worker_);
+        if constexpr (short_block_input<S>) {
+            if (short_sums_) init_short_sums(g, divisors, workers, work);
+        }
         block_divisors_ = divisors;
         if (g.out_plane < few_outputs_per_plane) {
             repeated_.repeat(block_divisors_, g.out_plane, L);
@@ -255,13 +298,31 @@ class AvgBlocks {
                 these.small_sums = small_divisors_ && sums_within(volume_, largest, small_sum_limit);
             }
         }
-        B* block = scratch_.get() + worker * per_worker_;
-        B* passes = block + L * in_plane;
-        B* planes = passes + 2 * L * g_.scratch;
-        transpose_into_lanes<L>(x, in_plane, count, block);
-        const B* sums = sum_passes(static_cast<const B*>(block), passes, lanes_g_, 1,
-                                    ordered_ ? &pass_order_ : nullptr);
-        transpose_from_lanes<L>(sums, out_plane, count, planes);
+        B* planes = scratch_.get() + worker * per_worker_;
+        bool summed = false;
+        if constexpr (short_block_input<S>) {
+            if (short_sums_) {
+                const std::int16_t* sums =
+                    lane_sums(x, count, short_scratch_.get() + worker * short_per_worker_);
+#if OVPOOL_CORE_HAVE_AVX2
+                if constexpr (L == 16) {
+                    if (lane_divisors_) {
+                        // The averages in the lanes, then back plane by plane as bytes.
+                        S* q = quotients_.get() + worker * quotients_per_worker_;
+                        simd::short_lane_averages(sums, out_plane, lane_divisors_.get(), q);
+                        simd::store_lane_averages(q, out_plane, count, out);
+                        return;
+                    }
+                }
+#endif
+                transpose_from_lanes<L>(sums, out_plane, count, planes);
+                summed = true;
+            }
+        }
+        if (!summed) {
+            const B* sums = lane_sums(x, count, planes + L * out_plane);
+            transpose_from_lanes<L>(sums, out_plane, count, planes);
+        }
         if (repeated) {
             write_averages(out, planes, count * out_plane, these);
         } else {
@@ -272,6 +333,39 @@ class AvgBlocks {
     }
 
   private:
+    // The buffers of int16 sums (`work` elements per worker) and, with AVX2 and divisors below
+    // 2^24 (exact as float32, as the sums are), of their averages in lanes.
+    void init_short_sums(const Geometry& g, const Divisors& divisors, int workers, index_t work) {
+        short_per_worker_ = work;
+        short_scratch_ = allocate<std::int16_t>(workers * short_per_worker_);
+#if OVPOOL_CORE_HAVE_AVX2
+        if (L == 16 && small_divisors_) {
+            lane_divisors_ = allocate<float>(g.out_plane);
+            for (index_t k = 0; k < g.out_plane; ++k) {
+                lane_divisors_[k] = static_cast<float>(divisors.real[k]);
+            }
+            quotients_per_worker_ = L * std::max<index_t>(g.out_plane, 32);
+            quotients_ = allocate<S>(workers * quotients_per_worker_);
+            std::fill(quotients_.get(), quotients_.get() + workers * quotients_per_worker_, S{});
+        }
+#else
+        (void)g;
+        (void)divisors;
+#endif
+    }
+
+    // The sums of every window of the `count` planes from x, in lanes (sums[k * L + p]: plane
+    // p's window k): the block transposed into lanes of C (`work`: L * (in_plane + 2 *
+    // scratch) of them) and summed by the passes.
+    template <class C>
+    const C* lane_sums(const S* x, index_t count, C* work) const noexcept {
+        C* block = work;
+        C* passes = block + L * g_.in_plane;
+        transpose_into_lanes<L>(x, g_.in_plane, count, block);
+        return sum_passes(static_cast<const C*>(block), passes, lanes_g_, 1,
+                          ordered_ ? &pass_order_ : nullptr);
+    }
+
     const S* x_;
     S* out_;
     index_t planes_;
@@ -285,6 +379,18 @@ class AvgBlocks {
     bool small_divisors_ = false;        // every divisor below small_divisor_limit
     index_t per_worker_ = 0;             // scratch elements per worker
     std::unique_ptr<B[]> scratch_;
+    // int8 / uint8 windows whose partial sums stay within int16 (window volume times the
+    // inputs' largest magnitude at most 32767): lanes of int16, sixteen to a vector rather than
+    // eight, which halves the passes' work (the sums are exact either way).
+    bool short_sums_ = false;
+    index_t short_per_worker_ = 0;
+    std::unique_ptr<std::int16_t[]> short_scratch_;
+    // AVX2, int16 sums over divisors below 2^24: one plane's divisors as float32, and per
+    // worker the averages in lanes (simd::short_lane_averages) before they go back plane by
+    // plane; else null.
+    std::unique_ptr<float[]> lane_divisors_;
+    index_t quotients_per_worker_ = 0;
+    std::unique_ptr<S[]> quotients_;
     std::unique_ptr<A[]> wide_;  // int32 / int64: the passes' buffers for blocks that overflow
     Divisors block_divisors_;      // for a whole block: repeated_'s, or one plane's
     RepeatedDivisors repeated_;    // one plane's divisors repeated, when planes have few outputs

@@ -230,14 +230,24 @@ inline void sum_rows8(A* d, const Src* s, index_t gap, index_t rows) {
     }
 }
 
-// The same for k < 16, int32 or float32 sums: two accumulators in one loop over the runs.
+// The same for k < 16, int32 or float32 sums: two accumulators in one loop over the runs
+// (int16 sums of int16 runs, avg_blocks.hpp's 16-bit lanes: one).
 template <class Src, class A>
 constexpr bool has_sum_rows16 =
-    has_sum_rows8<Src, A> && (std::is_same<A, std::int32_t>::value || std::is_same<A, float>::value);
+    (has_sum_rows8<Src, A> &&
+     (std::is_same<A, std::int32_t>::value || std::is_same<A, float>::value)) ||
+    (std::is_same<A, std::int16_t>::value && std::is_same<Src, std::int16_t>::value);
 
 template <class Src, class A>
 inline void sum_rows16(A* d, const Src* s, index_t gap, index_t rows) {
-    if constexpr (std::is_same<A, std::int32_t>::value) {
+    if constexpr (std::is_same<A, std::int16_t>::value) {
+        __m256i total = _mm256_setzero_si256();
+        for (index_t t = 0; t < rows; ++t) {
+            const __m256i run = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + t * gap));
+            total = _mm256_add_epi16(total, run);
+        }
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), total);
+    } else if constexpr (std::is_same<A, std::int32_t>::value) {
         __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
         for (index_t t = 0; t < rows; ++t) {
             lo = _mm256_add_epi32(lo, load8_i32(s + t * gap));

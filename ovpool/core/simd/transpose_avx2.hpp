@@ -1,6 +1,6 @@
-// AVX2 transposes: eight vectors of 32-bit lanes in registers, two 16x16 byte matrices in
-// registers, and square blocks of 2-, 4- and 8-byte elements (8x8, 8x8 and 4x4: one 16- or
-// 32-byte vector per row) between rows given by pointers.
+// AVX2 transposes: eight vectors of 32-bit lanes in registers, eight of 16-bit lanes (8x8),
+// two 16x16 byte matrices in registers, and square blocks of 2-, 4- and 8-byte elements (8x8,
+// 8x8 and 4x4: one 16- or 32-byte vector per row) between rows given by pointers.
 // Only the bits move (shuffles, no arithmetic), so the result is the scalar copy's, NaN
 // payloads included.
 //
@@ -52,6 +52,48 @@ inline void transpose16x16_bytes(__m256i* m) {
     }
 }
 
+// The interleaves of 16-, 32- and 64-bit lanes, for 128-bit vectors and (within each half)
+// 256-bit ones.
+inline __m128i unpack_lo(__m128i a, __m128i b, int bits) {
+    return bits == 16 ? _mm_unpacklo_epi16(a, b) : bits == 32 ? _mm_unpacklo_epi32(a, b)
+                                                              : _mm_unpacklo_epi64(a, b);
+}
+inline __m128i unpack_hi(__m128i a, __m128i b, int bits) {
+    return bits == 16 ? _mm_unpackhi_epi16(a, b) : bits == 32 ? _mm_unpackhi_epi32(a, b)
+                                                              : _mm_unpackhi_epi64(a, b);
+}
+inline __m256i unpack_lo(__m256i a, __m256i b, int bits) {
+    return bits == 16 ? _mm256_unpacklo_epi16(a, b) : bits == 32 ? _mm256_unpacklo_epi32(a, b)
+                                                                 : _mm256_unpacklo_epi64(a, b);
+}
+inline __m256i unpack_hi(__m256i a, __m256i b, int bits) {
+    return bits == 16 ? _mm256_unpackhi_epi16(a, b) : bits == 32 ? _mm256_unpackhi_epi32(a, b)
+                                                                 : _mm256_unpackhi_epi64(a, b);
+}
+
+// Transposes the 8x8 matrix of 16-bit lanes m[0..8) in place (V = __m128i), or two of them at
+// once, one in each 128-bit half (V = __m256i): three rounds of interleaves, 16-, 32- then
+// 64-bit.
+template <class V>
+inline void transpose8x8_epi16(V* m) {
+    V t[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = unpack_lo(m[i], m[i + 1], 16);
+        t[i + 1] = unpack_hi(m[i], m[i + 1], 16);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        m[i] = unpack_lo(t[i], t[i + 2], 32);
+        m[i + 1] = unpack_hi(t[i], t[i + 2], 32);
+        m[i + 2] = unpack_lo(t[i + 1], t[i + 3], 32);
+        m[i + 3] = unpack_hi(t[i + 1], t[i + 3], 32);
+    }
+    for (int i = 0; i < 4; ++i) {
+        t[2 * i] = unpack_lo(m[i], m[i + 4], 64);
+        t[2 * i + 1] = unpack_hi(m[i], m[i + 4], 64);
+    }
+    for (int i = 0; i < 8; ++i) m[i] = t[i];
+}
+
 // Elements of `Bytes` bytes in one 32-byte vector (16-byte for 2-byte elements): the side of
 // transpose_block's square.
 template <int Bytes>
@@ -63,26 +105,12 @@ template <int Bytes>
 inline void transpose_block(const void* const* src, void* const* dst) {
     static_assert(Bytes == 2 || Bytes == 4 || Bytes == 8, "2-, 4- or 8-byte elements");
     if constexpr (Bytes == 2) {
-        // (Three rounds of interleaves: 16-, 32- then 64-bit.)
-        __m128i m[8], t[8];
+        __m128i m[8];
         for (int k = 0; k < 8; ++k) {
             m[k] = _mm_loadu_si128(static_cast<const __m128i*>(src[k]));
         }
-        for (int i = 0; i < 8; i += 2) {
-            t[i] = _mm_unpacklo_epi16(m[i], m[i + 1]);
-            t[i + 1] = _mm_unpackhi_epi16(m[i], m[i + 1]);
-        }
-        for (int i = 0; i < 8; i += 4) {
-            m[i] = _mm_unpacklo_epi32(t[i], t[i + 2]);
-            m[i + 1] = _mm_unpackhi_epi32(t[i], t[i + 2]);
-            m[i + 2] = _mm_unpacklo_epi32(t[i + 1], t[i + 3]);
-            m[i + 3] = _mm_unpackhi_epi32(t[i + 1], t[i + 3]);
-        }
-        for (int i = 0; i < 4; ++i) {
-            _mm_storeu_si128(static_cast<__m128i*>(dst[2 * i]), _mm_unpacklo_epi64(m[i], m[i + 4]));
-            _mm_storeu_si128(static_cast<__m128i*>(dst[2 * i + 1]),
-                             _mm_unpackhi_epi64(m[i], m[i + 4]));
-        }
+        transpose8x8_epi16(m);
+        for (int i = 0; i < 8; ++i) _mm_storeu_si128(static_cast<__m128i*>(dst[i]), m[i]);
     } else if constexpr (Bytes == 4) {
         __m256 m[8];
         for (int k = 0; k < 8; ++k) m[k] = _mm256_loadu_ps(static_cast<const float*>(src[k]));

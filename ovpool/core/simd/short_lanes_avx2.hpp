@@ -1,0 +1,142 @@
+// AVX2 transposes of the int16 plane blocks (avg_blocks.hpp's 16-bit lanes for int8 / uint8
+// inputs): eight elements of each of eight (or sixteen) planes, widened to int16, become eight
+// runs of lanes through 8x8 transposes of 16-bit lanes; eight lanes' int16 sums of eight
+// outputs go back to each plane's row of sums, widened to int32 for write_averages; or, for
+// sixteen lanes, the sums are divided in place (one divisor per output for all lanes) and the
+// one-byte averages transposed back, 16x16 bytes at a time.
+//
+// The transposes are pure data movement plus exact sign or zero extension, and the division
+// is exact (the scalar rule's rounding), so the results are those of the portable loops in
+// avg_blocks.hpp and write_averages.
+//
+// Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
+#ifndef OVPOOL_CORE_SIMD_SHORT_LANES_AVX2_HPP
+#define OVPOOL_CORE_SIMD_SHORT_LANES_AVX2_HPP
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "../config.hpp"
+#include "../types.hpp"
+#include "transpose_avx2.hpp"
+
+#if OVPOOL_CORE_HAVE_AVX2
+#include <immintrin.h>
+
+namespace ovpool {
+namespace core {
+inline namespace OVPOOL_CORE_ISA {
+namespace simd {
+
+// lanes[k * L + p] = x[p * pitch + k] as int16, for p, k < 8 (one-byte integers): reads
+// x[p * pitch .. + 8).
+template <class S>
+inline void short_tile_in(const S* x, index_t pitch, std::int16_t* lanes, index_t L) {
+    static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
+    __m128i m[8];
+    for (int p = 0; p < 8; ++p) {
+        __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + p * pitch));
+        m[p] = std::is_signed<S>::value ? _mm_cvtepi8_epi16(bytes) : _mm_cvtepu8_epi16(bytes);
+    }
+    transpose8x8_epi16(m);
+    for (int k = 0; k < 8; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(lanes + k * L), m[k]);
+}
+
+// lanes[k * 16 + p] = x[p * pitch + k] as int16, for p < 16, k < 8: sixteen planes at once,
+// planes p and p + 8 in the two halves of one vector (one store per k).
+template <class S>
+inline void short_tile16_in(const S* x, index_t pitch, std::int16_t* lanes) {
+    static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
+    __m256i m[8];
+    for (int p = 0; p < 8; ++p) {
+        __m128i bytes = _mm_unpacklo_epi64(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + p * pitch)),
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + (p + 8) * pitch)));
+        m[p] = std::is_signed<S>::value ? _mm256_cvtepi8_epi16(bytes)
+                                        : _mm256_cvtepu8_epi16(bytes);
+    }
+    transpose8x8_epi16(m);
+    for (int k = 0; k < 8; ++k) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes + k * 16), m[k]);
+    }
+}
+
+// q[k * 16 + p] = round_half_even(sums[k * 16 + p] / divisor[k]) as S, for k < m, p < 16:
+// the averages of sixteen planes' int16 sums, each output's divisor (float32, +inf for an
+// empty window) shared by its sixteen lanes. Sums below 2^23 and divisors below 2^24 are exact
+// as float32, so the correctly rounded quotient, rounded to nearest even by the conversion,
+// is the scalar rule's (see average_avx2.hpp's divide_round_even8_small).
+template <class S>
+inline void short_lane_averages(const std::int16_t* sums, index_t m, const float* divisor, S* q) {
+    for (index_t k = 0; k < m; ++k) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + k * 16));
+        const __m256 d = _mm256_broadcast_ss(divisor + k);
+        const __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v)));
+        const __m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1)));
+        const __m256i lo = _mm256_cvtps_epi32(_mm256_div_ps(v0, d));
+        const __m256i hi = _mm256_cvtps_epi32(_mm256_div_ps(v1, d));
+        // (packs interleaves the halves: lanes 0-3, 8-11 | 4-7, 12-15; the permute restores
+        // the order.)
+        const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xD8);
+        const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
+        const __m128i bytes =
+            std::is_signed<S>::value ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k * 16), bytes);
+    }
+}
+
+// out[p * m + k] = q[k * 16 + p] for p < count, k < m (one-byte S): short_lane_averages'
+// quotients back plane by plane, through 16x16 byte transposes, 32 outputs of a plane per
+// store. q holds at least max(m, 32) rows of 16 (rows from m on: any bytes). The stores stay
+// within out[0 .. count * m): with m < 32 each plane's store reaches into the next plane's
+// outputs, which that plane's store then rewrites, and the last planes go through a buffer.
+template <class S>
+inline void store_lane_averages(const S* q, index_t m, index_t count, S* out) {
+    static_assert(sizeof(S) == 1, "one-byte averages");
+    __m256i r[16];
+    for (index_t k0 = 0;; k0 += 32) {
+        if (m >= 32 && k0 + 32 > m) k0 = m - 32;  // (the last chunk overlaps the one before)
+        for (int i = 0; i < 16; ++i) {
+            const S* low = q + (k0 + i) * 16;
+            const S* high = q + (k0 + 16 + i) * 16;
+            r[i] = _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(high)),
+                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(low)));
+        }
+        transpose16x16_bytes(r);
+        for (index_t p = 0; p < count; ++p) {
+            S* to = out + p * m + k0;
+            if (m >= 32 || p * m + 32 <= count * m) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), r[p]);
+            } else {
+                S row[32];
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(row), r[p]);
+                std::memcpy(to, row, static_cast<std::size_t>(m));
+            }
+        }
+        if (k0 + 32 >= m) return;
+    }
+}
+
+// sums[p * stride + k] = lanes[k * L + p] as int32, for p, k < 8: short_tile_in's inverse,
+// widening.
+inline void short_tile_out(const std::int16_t* lanes, index_t L, std::int32_t* sums,
+                           index_t stride) {
+    __m128i m[8];
+    for (int k = 0; k < 8; ++k) {
+        m[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lanes + k * L));
+    }
+    transpose8x8_epi16(m);
+    for (int p = 0; p < 8; ++p) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + p * stride),
+                            _mm256_cvtepi16_epi32(m[p]));
+    }
+}
+
+}  // namespace simd
+}  // namespace OVPOOL_CORE_ISA
+}  // namespace core
+}  // namespace ovpool
+
+#endif
+#endif
