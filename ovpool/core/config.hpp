@@ -48,7 +48,7 @@ constexpr index_t direct_max_plane = 1024;
 // thread, gained 1.2-26x below those densities, and lost up to 2x above them or with one axis.)
 // Bytes stop at 256 elements, whose one-byte tap codes must hold the winners' offsets. A work
 // item is about tiny_block_elements input elements, whole groups of planes, at most
-// tiny_block_planes planes.
+// tiny_block_planes planes, and with several workers at most a quarter of a worker's planes.
 constexpr index_t tiny_small_plane = 128;
 template <class A> constexpr index_t tiny_max_plane = sizeof(A) == 1 ? 256 : 1024;
 constexpr index_t tiny_tap_bytes = 14;

@@ -313,8 +313,15 @@ class MaxJob {
             tiny_ = true;
             taps_ = make_tap_table(g_);
             constexpr index_t lanes = plane_lanes<A>;
+            auto whole_groups = [](index_t n) { return (n + lanes - 1) / lanes * lanes; };
             tiny_block_ = std::min(tiny_block_planes,
-                                   (tiny_block_elements / g_.in_plane + lanes - 1) / lanes * lanes);
+                                   whole_groups(tiny_block_elements / g_.in_plane));
+            // (Several items per worker, so that the last ones even out the threads: 292
+            // planes of 888 elements on 2 threads took 0.080 ms in 7 items, 0.070 in 10.)
+            if (workers > 1) {
+                tiny_block_ = std::min(tiny_block_,
+                                       std::max(lanes, planes / (4 * workers) / lanes * lanes));
+            }
             items_ = (planes + tiny_block_ - 1) / tiny_block_;
             per_worker_ = max_lanes_scratch<S, A>(g_);
             scratch_ = allocate<A>(workers * per_worker_ + cache_line_slack<A>);
