@@ -38,7 +38,6 @@
 #include "avg_ranged.hpp"
 #include "rules.hpp"
 #include "simd/lanes_avx2.hpp"
-#include "simd/lanes_half_avx2.hpp"
 #include "simd/widen.hpp"
 
 namespace ovpool {
@@ -277,7 +276,7 @@ inline void unstage_sums(const B* staged, index_t n, index_t count, B* sums, ind
 
 // out[p * stride + k] = store<S>(staged[k * L + p]) for k < n, p < count: float32 averages
 // staged by lane_pair_averages (staged_sums) straight into 16-bit float outputs, eight by
-// eight through tile transposes that narrow on the way (simd/lanes_half_avx2.hpp), rather
+// eight through tile transposes that narrow on the way (simd/lanes_avx2.hpp), rather
 // than unstage_sums into a float32 row per plane and narrow_row from there. The same
 // conversions (narrow8 is store<S>'s rounding), so the same bits. n >= 8.
 template <class S, index_t L>

@@ -1,11 +1,13 @@
 // AVX2 transposes into plane lanes and back (see average_lanes.hpp): eight elements of each of
 // eight planes, widened to a 32-bit accumulator, become eight runs of eight lanes, through one
 // 8x8 transpose, instead of 64 scalar conversions and stores; and eight lanes' sums of eight
-// outputs go back to each plane's row of sums the same way (64-bit lanes: four by four).
+// outputs go back to each plane's row of sums the same way (64-bit lanes: four by four), or,
+// for 16-bit float outputs, narrowed on the way (untranspose_tile_half).
 //
 // Pure data movement plus exact widening (float16 by F16C, the instruction behind this build's
 // scalar load<float>(f16); bfloat16 by a shift; int8 / uint8 / int32 by sign or zero
-// extension), so the lanes hold the same bits as the portable loop's.
+// extension), so the lanes hold the same bits as the portable loop's; the narrowing back to
+// 16-bit floats rounds as the portable store<S> does.
 //
 // Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
 #ifndef OVPOOL_CORE_SIMD_LANES_AVX2_HPP
@@ -18,6 +20,7 @@
 #include "../types.hpp"
 #include "average_avx2.hpp"
 #include "transpose_avx2.hpp"
+#include "widen.hpp"
 
 #if OVPOOL_CORE_HAVE_AVX2
 #include <immintrin.h>
@@ -101,6 +104,17 @@ inline void untranspose_narrow(const B* lanes, index_t L, B* sums, index_t strid
             _mm_storeu_ps(to + q * stride, _mm256_castps256_ps128(pair[q]));
             _mm_storeu_ps(to + (q + 4) * stride, _mm256_extractf128_ps(pair[q], 1));
         }
+    }
+}
+
+// out[p * stride + k] = store<S>(lanes[k * L + p]) for p, k < 8.
+template <class S>
+inline void untranspose_tile_half(const float* lanes, index_t L, S* out, index_t stride) {
+    __m256 m[8];
+    for (int k = 0; k < 8; ++k) m[k] = _mm256_loadu_ps(lanes + k * L);
+    transpose8x8(m);
+    for (int p = 0; p < 8; ++p) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + p * stride), narrow8<S>(m[p]));
     }
 }
 
