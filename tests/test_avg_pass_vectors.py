@@ -172,6 +172,34 @@ EIGHT_BIT_RUNS = [
     ((1, 2, 23, 90), (5, 6), (1, 1), (0, 2), (0, 3), (2, 1), "floor", "explicit"),
 ]
 
+# int8 / uint8 windows whose partial sums stay within int16 over rows of more than 16
+# elements stepping one apart (the passes then sum in int16, AVX2 builds or not): the
+# sweep's 198 planes of 30x83 and 18 of 105x138 (dilated rows, strided columns), windows of
+# the largest volume in int16 (128 taps: int16 for uint8 and int8 alike; 255: int8 only;
+# 256 and 129 stay in int32), 1-D rows, and a 3-D plane.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+EIGHT_BIT_SHORT = [
+    ((1, 5, 30, 83), (4, 6), (2, 1), (0, 0), (0, 0), (2, 2), "ceil_torch", "same_lower"),
+    ((1, 3, 105, 138), (6, 6), (4, 1), (0, 0), (0, 0), (1, 2), "ceil", "same_lower"),
+    ((1, 2, 40, 70), (8, 16), (1, 1), (3, 7), (4, 8), (1, 1), "floor", "explicit"),
+    ((1, 2, 40, 70), (15, 17), (2, 1), (7, 8), (7, 8), (1, 1), "floor", "explicit"),
+    ((1, 2, 40, 70), (16, 16), (2, 1), (7, 8), (7, 8), (1, 1), "floor", "explicit"),
+    ((1, 2, 40, 70), (3, 43), (2, 1), (1, 21), (1, 21), (1, 1), "floor", "explicit"),
+    ((2, 7, 300), (9,), (1,), (4,), (4,), (3,), "ceil", "explicit"),
+    ((1, 2, 6, 9, 33), (3, 2, 5), (2, 1, 1), (1, 0, 2), (1, 1, 2), (1, 2, 1), "ceil",
+     "explicit"),
+]
+
+# int8 / uint8 windows strided 3 or 4 apart, three taps or more, on rows summed a few at a
+# time (the dense sums at every position, every step-th picked eight at a time in AVX2
+# builds): long rows in pieces (the sweep's 68 rows of 3813), and short rows grouped into
+# one run (the last picks of a group's last row one at a time).
+EIGHT_BIT_PICKED = [
+    ((1, 9, 3813), (4,), (3,), (0,), (0,), (3,), "ceil", "same_lower"),
+    ((1, 9, 203), (4,), (3,), (2,), (1,), (3,), "ceil", "explicit"),
+    ((1, 7, 301), (3,), (4,), (0,), (2,), (2,), "floor", "explicit"),
+]
+
 
 def _pool_eight_bit(case, x):
     _shape, kernel, strides, begin, end, dil, rounding, auto = case
@@ -181,7 +209,8 @@ def _pool_eight_bit(case, x):
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])
 @pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
-                         EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS)
+                         EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS + EIGHT_BIT_SHORT +
+                         EIGHT_BIT_PICKED)
 def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
     """Random values and whole rows and planes at the type's extremes (the largest sums),
     both divisor rules: the oracle's values, rounded half to even."""
@@ -199,7 +228,8 @@ def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
 
 
 @pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
-                         EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS)
+                         EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS + EIGHT_BIT_SHORT +
+                         EIGHT_BIT_PICKED)
 def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
     """Each plane gets the bytes of that plane alone, with one or two threads (row parts for
     the few-plane calls), and both builds agree."""

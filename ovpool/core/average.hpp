@@ -225,7 +225,7 @@ inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t rows, inde
 
 // dst[i] = 0 + first[i] + first[gap + i] + ... (`rows` runs of n elements `gap` apart), added
 // in that order: the same sums as zeroing dst and adding run by run. Up to four runs go in
-// each sweep over dst (with AVX2, up to eight for 16-bit floats and int32 sums), so dst is
+// each sweep over dst (with AVX2, up to eight for 16-bit floats and int32 / int16 sums), so dst is
 // written once for windows of up to four taps; without AVX2, 16-bit float runs go run by run
 // instead (float16 through the F16C row converter).
 template <class Src, class A>
@@ -236,11 +236,12 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
         return;
     }
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (is_half<Src>::value || std::is_same<A, std::int32_t>::value) {
-        // 16-bit floats and int32 sums: five to eight runs in one sweep too (16-bit floats are
-        // converted as they load, so a second sweep would reload and restore dst for little;
-        // int32 sums of 5-7 runs: uint8 1x198x30x83 k4,6 d2,2, 171 -> 160 us a call on one
-        // thread), except long adjacent runs (below).
+    if constexpr (is_half<Src>::value || std::is_same<A, std::int32_t>::value ||
+                  std::is_same<A, std::int16_t>::value) {
+        // 16-bit floats and int32 / int16 sums: five to eight runs in one sweep too (16-bit
+        // floats are converted as they load, so a second sweep would reload and restore dst
+        // for little; int32 sums of 5-7 runs: uint8 1x198x30x83 k4,6 d2,2, 171 -> 160 us a
+        // call on one thread), except long adjacent runs (below).
         if (!(gap == n && n >= 64)) {
             switch (rows) {
                 case 5: sweep_rows<5, false>(dst, first, gap, n); return;
@@ -365,6 +366,34 @@ inline A* dense_buffer_near(A* space, const Src* near) {
     return space + ((to - from) % 4096) / sizeof(A);
 }
 
+// out[j] = sums[j * step] for j < n, reading no element of sums from `avail` on (avail >
+// (n - 1) * step): the strided windows' sums out of the dense ones. With AVX2, 32-bit sums
+// 2 to 4 apart go eight at a time, each lane permuted out of the step vectors holding them
+// (simd::phase8; the scalar loop took two thirds of int8 1x68x3813 k4 s3 d3's time), as far
+// as those vectors stay before `avail`. A copy, so the same bits.
+template <class A>
+inline void pick_strided(A* out, const A* sums, index_t step, index_t n, index_t avail) {
+    index_t j = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (sizeof(A) == 4) {
+        const index_t groups = std::min(n, avail / step) / 8 * 8;  // (reads below avail)
+        auto pick = [&](auto width) {
+            constexpr int S = decltype(width)::value;
+            for (; j < groups; j += 8) {
+                __m256 in[S];
+                const float* from = reinterpret_cast<const float*>(sums + j * S);
+                for (int v = 0; v < S; ++v) in[v] = _mm256_loadu_ps(from + 8 * v);
+                _mm256_storeu_ps(reinterpret_cast<float*>(out + j), simd::phase8<S>(in, 0));
+            }
+        };
+        if (step == 2) pick(std::integral_constant<int, 2>());
+        if (step == 3) pick(std::integral_constant<int, 3>());
+        if (step == 4) pick(std::integral_constant<int, 4>());
+    }
+#endif
+    for (; j < n; ++j) out[j] = sums[j * step];
+}
+
 template <class Src, class A>
 void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
     constexpr index_t room = 2048;
@@ -380,8 +409,9 @@ void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t out
             for (index_t j0 = 0; j0 < n; j0 += each) {
                 index_t m = std::min(each, n - j0);
                 A* dense = dense_buffer_near(space, row + j0 * w.step);
-                sum_rows(dense, row + j0 * w.step, w.dil, w.taps, w.step * (m - 1) + 1);
-                for (index_t j = 0; j < m; ++j) out[j0 + j] = dense[j * w.step];
+                const index_t span = w.step * (m - 1) + 1;
+                sum_rows(dense, row + j0 * w.step, w.dil, w.taps, span);
+                pick_strided(out + j0, dense, w.step, m, span);
             }
         }
         return;
@@ -391,11 +421,11 @@ void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t out
         index_t rows = std::min(group, outer - o0);
         const Src* first = src + o0 * w.length + w.begin[w.lo];
         A* dense = dense_buffer_near(space, first);
-        sum_rows(dense, first, w.dil, w.taps, (rows - 1) * w.length + reach);
+        const index_t summed = (rows - 1) * w.length + reach;
+        sum_rows(dense, first, w.dil, w.taps, summed);
         for (index_t r = 0; r < rows; ++r) {
-            A* out = dst + (o0 + r) * w.out_len + w.lo;
-            const A* sums = dense + r * w.length;
-            for (index_t j = 0; j < n; ++j) out[j] = sums[j * w.step];
+            pick_strided(dst + (o0 + r) * w.out_len + w.lo, dense + r * w.length, w.step, n,
+                         summed - r * w.length);
         }
     }
 }
@@ -691,17 +721,21 @@ struct RepeatedDivisors {
     }
 };
 
-// Divisors::real32 for float32 sums: the divisors converted to float32 once per call
-// (static_cast<float>(real[i]), the value write_averages divides by either way), so that
-// each division does not convert its divisor from double first (two conversions and a
-// merge per eight averages, a third of the time of a bfloat16 average). Null for other sums.
-// Throws std::bad_alloc.
-template <class A>
-inline std::unique_ptr<float[]> float_divisors(const double* real, index_t n) {
-    if (!std::is_same<A, float>::value) return nullptr;
+// The divisors converted to float32 once per call (static_cast<float>(real[i]), the value
+// write_averages divides by either way), so that each division does not convert its divisor
+// from double first (two conversions and a merge per eight averages, a third of the time of
+// a bfloat16 average). Throws std::bad_alloc.
+inline std::unique_ptr<float[]> float32_divisors(const double* real, index_t n) {
     std::unique_ptr<float[]> real32 = allocate<float>(n);
     for (index_t i = 0; i < n; ++i) real32[i] = static_cast<float>(real[i]);
     return real32;
+}
+
+// Divisors::real32 for float32 sums (float32_divisors); null for other sums.
+template <class A>
+inline std::unique_ptr<float[]> float_divisors(const double* real, index_t n) {
+    if (!std::is_same<A, float>::value) return nullptr;
+    return float32_divisors(real, n);
 }
 
 // out[i] = S(sums[i] / real32[i]) for float32 sums (write_averages with Divisors::real32).
@@ -739,13 +773,21 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
 #if OVPOOL_CORE_HAVE_AVX2
         // Eight at a time when the sums fit in int32 (then so do the averages, and their
         // int8 / uint8 / int32 / int64 stores are those of the scalar rule's results).
-        if constexpr (std::is_same<A, std::int32_t>::value) {
+        if constexpr (std::is_same<A, std::int32_t>::value || std::is_same<A, std::int16_t>::value) {
+            if (divisors.small_sums && divisors.real32) {
+                for (; i + 8 <= n; i += 8) {
+                    simd::store_averages8(out + i, simd::divide_round_even8_small(
+                                                       sums + i, divisors.real32 + i));
+                }
+            }
             if (divisors.small_sums) {
                 for (; i + 8 <= n; i += 8) {
                     simd::store_averages8(out + i, simd::divide_round_even8_small(
                                                        sums + i, divisors.real + i));
                 }
             }
+        }
+        if constexpr (std::is_same<A, std::int32_t>::value) {
             for (; i + 8 <= n; i += 8) {
                 simd::store_averages8(out + i, simd::divide_round_even8(sums + i, divisors.real + i));
             }
@@ -949,6 +991,25 @@ bool exact_pass_order(const Geometry& g, PassOrder* order) {
     }
     *order = cheapest_pass_order(g);
     return true;
+}
+
+// Whether averages of S over g take the passes in int16 sums (`AvgJob`): int8 / uint8 inputs
+// whose every partial sum stays within int16 (a window volume of at most 255 for int8, 128
+// for uint8, as the int16 plane blocks), so that each vector instruction adds sixteen lanes
+// rather than eight int32 ones, over rows whose windows step one apart along the last axis
+// and of more than sixteen elements in and out: the passes' AVX2 paths for strided last axes
+// (columns, strided picks) and short rows sum int32 only (uint8 1x198x30x83 k4,6 s2,1 d2,2:
+// 2.84 -> 1.8 M instructions a call). Exact integer sums, so the same averages either way.
+template <class S>
+inline bool short_passes_suit(const Geometry& g) {
+    if constexpr (std::is_integral<S>::value && sizeof(S) == 1) {
+        if (g.naxes < 1 || !sums_fit<std::int16_t>(g, narrow_avg_accumulator<S>::largest)) return false;
+        AxisTable w = axis_table(g, g.naxes - 1);
+        return w.step == 1 && w.length > 16 && w.out_len > 16;
+    } else {
+        (void)g;
+        return false;
+    }
 }
 
 // Average-pool `planes` consecutive planes with the passes, so small planes share one pass's

@@ -95,7 +95,8 @@ struct Divisors {
     const std::int64_t* count;  // each output's divisor, for integer averages
     const double* real;         // the same as floats, +inf where it is 0 (so 0 / inf = 0)
     bool small_sums = false;    // integer sums all below 2^23 in magnitude, divisors below 2^24
-    const float* real32 = nullptr;  // real as float32 (float32 sums), or null: see float_divisors
+    const float* real32 = nullptr;  // real as float32 (float32 sums; integer small_sums of the
+                                    // passes), or null: see float32_divisors
 };
 
 // Where max pooling writes its indices. The index of an output is

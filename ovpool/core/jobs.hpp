@@ -134,7 +134,10 @@ class AvgJob {
         if constexpr (!std::is_same<N, A>::value) {
             narrow_ = sums_fit<N>(g_, narrow_avg_accumulator<S>::largest);
         }
-        if (narrow_) {
+        short_ = narrow_ && short_passes_suit<S>(g_);
+        if (short_) {
+            short_scratch_ = allocate<std::int16_t>(workers * per_worker_);
+        } else if (narrow_) {
             narrow_scratch_ = allocate<N>(workers * per_worker_);
         } else {
             scratch_ = allocate<A>(workers * per_worker_);
@@ -145,6 +148,11 @@ class AvgJob {
             divisors_.small_sums =
                 small_divisors(divisor, g_.out_plane) &&
                 sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
+            if (divisors_.small_sums && !divisors_.real32) {
+                // (float32 divisors for the eight-at-a-time division, see write_averages)
+                real32_ = float32_divisors(divisor_real, g_.out_plane);
+                divisors_.real32 = real32_.get();
+            }
         }
         divided_ = g_.out_plane;
         if (block_ > 1 && g_.out_plane < few_outputs_per_plane) {
@@ -169,6 +177,14 @@ class AvgJob {
             case Mode::planes: {
                 index_t first = item * block_;
                 index_t count = std::min(block_, planes_ - first);
+                if constexpr (std::is_integral<S>::value && sizeof(S) == 1) {
+                    if (short_) {
+                        avg_planes(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
+                                   short_scratch_.get() + worker * per_worker_, g_, divisors_,
+                                   count, divided_, ordered_ ? &pass_order_ : nullptr);
+                        break;
+                    }
+                }
                 if constexpr (!std::is_same<N, A>::value) {
                     if (narrow_) {
                         avg_planes(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
@@ -246,13 +262,16 @@ class AvgJob {
     index_t divided_ = 0;     // outputs that divisors_ covers (one plane's or a block's)
     index_t per_worker_ = 0;  // scratch elements per worker
     bool narrow_ = false;     // sums in N (narrow_scratch_), not A (scratch_)
+    bool short_ = false;      // int8 / uint8: sums in int16 (short_scratch_; short_passes_suit)
     PassOrder pass_order_;              // int8 / uint8 narrow sums: the passes' order
     bool ordered_ = false;        // pass_order_ applies (else outermost first)
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
+    std::unique_ptr<std::int16_t[]> short_scratch_;
     RangedSums<S> ranged_;  // int32 / int64: narrower sums when the inputs allow
     RepeatedDivisors repeated_;     // a block's divisors, when repeated
-    std::unique_ptr<float[]> real32_;  // float32 sums: the divisors as float32 (Divisors::real32)
+    std::unique_ptr<float[]> real32_;  // the divisors as float32 (Divisors::real32): float32
+                                       // sums, and integer sums below small_sum_limit
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
     std::unique_ptr<AvgBlocks<S>> blocks_;  // blocks mode (avg_blocks.hpp)

@@ -48,13 +48,31 @@ inline __m128i divide_round_even4(__m256d total, __m256d divisor) {
     return _mm256_cvtpd_epi32(_mm256_div_pd(total, divisor));
 }
 
+// Eight divisors as float32: converted from doubles, or float32 ones made once per call
+// (static_cast<float> of the same doubles: the same values).
+inline __m256 divisors8_f32(const double* real) {
+    return _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(real + 4)),
+                           _mm256_cvtpd_ps(_mm256_loadu_pd(real)));
+}
+inline __m256 divisors8_f32(const float* real32) { return _mm256_loadu_ps(real32); }
+
 // The same for eight int32 sums |sum| < 2^23 over divisors below 2^24 (exact as float32):
 // the float32 quotient rounds correctly too, and eight of them take one division.
-inline __m256i divide_round_even8_small(const std::int32_t* sums, const double* real) {
-    __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
-    __m256 divisor = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(real + 4)),
-                                     _mm256_cvtpd_ps(_mm256_loadu_pd(real)));
-    return _mm256_cvtps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(t), divisor));
+template <class D>
+inline __m256i divide_round_even8_small(__m256i sums, const D* real) {
+    return _mm256_cvtps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(sums), divisors8_f32(real)));
+}
+
+template <class D>
+inline __m256i divide_round_even8_small(const std::int32_t* sums, const D* real) {
+    return divide_round_even8_small(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums)), real);
+}
+
+// The same for eight int16 sums (int8 / uint8 inputs summed in int16), widened first.
+template <class D>
+inline __m256i divide_round_even8_small(const std::int16_t* sums, const D* real) {
+    return divide_round_even8_small(
+        _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums))), real);
 }
 
 // out[0 .. 8) = the eight int32 averages q, stored as S (each in S's range).

@@ -302,26 +302,13 @@ inline index_t half_of_keys16(const std::int16_t* keys, std::uint16_t* bits, ind
 }
 
 // The phases of 8 consecutive groups of S 32-bit elements at `from` (max_coded.hpp's
-// coded_phases): phase q (elements q, q + S, ..., q + 7S) stored at to + q * block. Each
-// phase's lanes are permuted out of the S loaded vectors and blended together; a copy, so
-// the bits are the scalar loop's.
+// coded_phases): phase q (elements q, q + S, ..., q + 7S) stored at to + q * block, each
+// phase8's of the S loaded vectors.
 template <int S>
 inline void phases8(const float* from, float* to, index_t block) {
-    static_assert(S >= 2 && S <= 8, "one to eight vectors per phase");
     __m256 in[S];
     for (int v = 0; v < S; ++v) in[v] = _mm256_loadu_ps(from + 8 * v);
-    const __m256i lane = _mm256_setr_epi32(0, S, 2 * S, 3 * S, 4 * S, 5 * S, 6 * S, 7 * S);
-    for (int q = 0; q < S; ++q) {
-        const __m256i at = _mm256_add_epi32(lane, _mm256_set1_epi32(q));
-        const __m256i within = _mm256_and_si256(at, _mm256_set1_epi32(7));
-        const __m256i vector = _mm256_srli_epi32(at, 3);
-        __m256 phase = _mm256_permutevar8x32_ps(in[0], within);
-        for (int v = 1; v < S; ++v) {
-            __m256 mine = _mm256_castsi256_ps(_mm256_cmpeq_epi32(vector, _mm256_set1_epi32(v)));
-            phase = _mm256_blendv_ps(phase, _mm256_permutevar8x32_ps(in[v], within), mine);
-        }
-        _mm256_storeu_ps(to + q * block, phase);
-    }
+    for (int q = 0; q < S; ++q) _mm256_storeu_ps(to + q * block, phase8<S>(in, q));
 }
 
 // Groups j in [0, full) of a row of 32-bit elements split into phases as above (full >= 8:

@@ -38,6 +38,24 @@ inline void transpose8x8(__m256* m) {
     }
 }
 
+// Phase q of eight consecutive groups of S 32-bit elements held in in[0 .. S) (eight elements
+// each): elements q, q + S, ..., q + 7S, each lane permuted out of the vector holding it and
+// blended into place. A copy, so the bits are the scalar loop's.
+template <int S>
+inline __m256 phase8(const __m256* in, int q) {
+    static_assert(S >= 2 && S <= 8, "one to eight vectors per phase");
+    const __m256i lane = _mm256_setr_epi32(0, S, 2 * S, 3 * S, 4 * S, 5 * S, 6 * S, 7 * S);
+    const __m256i at = _mm256_add_epi32(lane, _mm256_set1_epi32(q));
+    const __m256i within = _mm256_and_si256(at, _mm256_set1_epi32(7));
+    const __m256i vector = _mm256_srli_epi32(at, 3);
+    __m256 phase = _mm256_permutevar8x32_ps(in[0], within);
+    for (int v = 1; v < S; ++v) {
+        __m256 mine = _mm256_castsi256_ps(_mm256_cmpeq_epi32(vector, _mm256_set1_epi32(v)));
+        phase = _mm256_blendv_ps(phase, _mm256_permutevar8x32_ps(in[v], within), mine);
+    }
+    return phase;
+}
+
 // Transposes two 16x16 byte matrices at once, one in each 128-bit half of m[0..16): byte c of
 // row r goes to byte r of row c. (Four rounds of byte interleaves of rows i and i + 8 make
 // the transpose.)
