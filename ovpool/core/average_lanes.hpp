@@ -71,18 +71,19 @@ inline bool adaptive_windows(const Geometry& g) {
     return true;
 }
 
-// A sum's average for a divisor of 2^shift (`inverse` = 2^-shift), V being A or a GCC vector
-// of A: for floats the product by the exact inverse, which is the quotient write_averages
-// computes (both are the exact value sum / 2^shift, rounded once); for integers
-// divide_round_even_pow2, the rounding of divide_round_even.
+// A sum's average for a divisor of 2^shift, V being A or a GCC vector of A, given the
+// shift's constants (made once, in lane_pair_averages): for floats the product by `scale`, the exact inverse
+// 2^-shift, which is the quotient write_averages computes (both are the exact value
+// sum / 2^shift, rounded once); for integers divide_round_even_pow2 (the rounding of
+// divide_round_even) with `scale` its bias and `odd` its parity mask.
 template <class A, class V>
-inline V pow2_average(V sum, int shift, A inverse) {
+inline V pow2_average(V sum, int shift, V scale, V odd) {
     if constexpr (std::is_floating_point<A>::value) {
         (void)shift;
-        return sum * inverse;
+        (void)odd;
+        return sum * scale;
     } else {
-        (void)inverse;
-        return divide_round_even_pow2<A>(sum, shift);
+        return divide_round_even_pow2(sum, shift, scale, odd);
     }
 }
 
@@ -120,9 +121,14 @@ struct Lanes {
     void get(A* out) const {
         for (index_t p = 0; p < L; ++p) out[p] = v[p];
     }
-    // Every lane's average for a divisor of 2^shift; `inverse` is 2^-shift (floats).
-    void average_pow2(int shift, A inverse) {
-        for (index_t p = 0; p < L; ++p) v[p] = pow2_average<A>(v[p], shift, inverse);
+    static Lanes fill(A value) {
+        Lanes z;
+        for (index_t p = 0; p < L; ++p) z.v[p] = value;
+        return z;
+    }
+    // Every lane's average for a divisor of 2^shift, given the shift's constants (pow2_average).
+    void average_pow2(int shift, const Lanes& scale, const Lanes& odd) {
+        for (index_t p = 0; p < L; ++p) v[p] = pow2_average<A>(v[p], shift, scale.v[p], odd.v[p]);
     }
 };
 
@@ -166,8 +172,13 @@ struct Lanes<A, L, true> {
     void get(A* out) const {
         for (index_t k = 0; k < K; ++k) std::memcpy(out + k * W, &v[k], sizeof(V));
     }
-    void average_pow2(int shift, A inverse) {
-        for (index_t k = 0; k < K; ++k) v[k] = pow2_average<A>(v[k], shift, inverse);
+    static Lanes fill(A value) {
+        Lanes z;
+        for (index_t k = 0; k < K; ++k) z.v[k] = V{} + value;
+        return z;
+    }
+    void average_pow2(int shift, const Lanes& scale, const Lanes& odd) {
+        for (index_t k = 0; k < K; ++k) v[k] = pow2_average<A>(v[k], shift, scale.v[k], odd.v[k]);
     }
 };
 #endif
@@ -444,6 +455,19 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
         0, 0, 0, 0, 0, 0, 6};
     static const A inverse[7] = {A(1), A(0.5), A(0.25), A(0.125), A(0.0625), A(0.03125),
                                  A(0.015625)};
+    // Each shift's constants of pow2_average as whole lanes, made once rather than for every
+    // output: floats the inverse; integers the rounding's bias and parity mask (0 and 0 for a
+    // divisor of 1, which leaves the sum).
+    Lanes<A, L> scale[7], odd[7];
+    for (int s = 0; s < 7; ++s) {
+        if constexpr (std::is_floating_point<A>::value) {
+            scale[s] = Lanes<A, L>::fill(inverse[s]);
+            odd[s] = Lanes<A, L>::zero();
+        } else {
+            scale[s] = Lanes<A, L>::fill(s == 0 ? A(0) : A((A(1) << (s - 1)) - 1));
+            odd[s] = Lanes<A, L>::fill(A(s == 0 ? 0 : 1));
+        }
+    }
     const A* zeros = block + g.in_plane * L;
     index_t inner = g.in_plane * L / g.length[0];  // elements per position of axis 0
     const A* src = block;
@@ -472,12 +496,9 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
             const A* a = s + f[j] * L;
             Lanes<A, L> total = Lanes<A, L>::load(a);
             total.add(t[j] == 2 ? a + L : zeros);
-            if constexpr (std::is_floating_point<A>::value) {
-                total.add_zero();
-                total.average_pow2(0, inverse[shifts[divisor[k]]]);
-            } else {
-                total.average_pow2(shifts[divisor[k]], A(0));
-            }
+            if constexpr (std::is_floating_point<A>::value) total.add_zero();
+            const int shift = shifts[divisor[k]];
+            total.average_pow2(shift, scale[shift], odd[shift]);
             put_sums(total, k, staged, sums, stride, count);
         }
     }
