@@ -295,3 +295,44 @@ def test_upsampled_half_averages_narrowed_in_the_transpose(monkeypatch, dtype):
     got = ovpool.adaptive_avg_pool(x, size).astype(np.float64)
     np.testing.assert_array_equal(got, ref_adaptive_avg_pool(x, size).astype(np.float64))
     assert np.signbit(got[got == 0]).sum() == 0  # every zero average is +0
+
+
+# int8 / uint8 upsampling in int16 lanes, the averages back as bytes (unstage_bytes): sixteen
+# planes read by one 16x8 tile (planes of 7 and 12 elements: runs shorter than a tile, and
+# the last tile overlapping the one before), blocks cut into shares of a few rows on one
+# thread (16 planes of 8x5 outputs: shares of 10 outputs, fewer than a 32-byte store, into
+# planes 40 apart), chunks of 1024 outputs of planes of 2400 (rows stored 2400 apart), and a
+# part-empty last block.
+BYTE_UP = [((2, 19, 7), (11,)), ((1, 16, 4, 3), (8, 5)), ((1, 16, 6, 9), (60, 40)),
+           ((1, 33, 3), (5,)), ((2, 9, 2, 3, 2), (3, 5, 4)), ((1, 20, 3, 3), (3, 5))]
+
+
+@pytest.mark.parametrize("shape, size", BYTE_UP)
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_byte_upsampling_in_short_lanes_matches_the_oracle(monkeypatch, shape, size, dtype):
+    """Sums of one to eight inputs of every parity (ties to even, negative ties included) and
+    the type's extremes, on one and two threads; the baseline build (int16 sums stored one by
+    one) agrees bit for bit."""
+    from test_kernels import _assert_builds_agree_bitwise
+
+    dtype = np.dtype(dtype)
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(67)
+    cases = []
+    for low, high in [(-3, 3), (info.min, info.max)]:
+        x = rng.integers(max(low, info.min), high, size=shape, endpoint=True).astype(dtype)
+        x.reshape(shape[0] * shape[1], -1)[1] = info.max
+        x.reshape(shape[0] * shape[1], -1)[-1] = info.min
+        cases.append(x)
+    for threads in (1, 2):
+        previous = ovpool.get_num_threads()
+        ovpool.set_num_threads(threads)
+        try:
+            for x in cases:
+                np.testing.assert_array_equal(ovpool.adaptive_avg_pool(x, size),
+                                              ref_adaptive_avg_pool(x, size))
+        finally:
+            ovpool.set_num_threads(previous)
+    if __import__("test_kernels")._avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, lambda: [
+            ovpool.adaptive_avg_pool(x, size) for x in cases])

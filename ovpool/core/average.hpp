@@ -678,13 +678,14 @@ inline wide_t divide_round_even_wide(wide_t total, std::int64_t divisor) {
 // The same for a divisor of 2^shift: floor((total + 2^(shift-1) - 1 + q0 % 2) / 2^shift),
 // q0 = floor(total / 2^shift), rounds up exactly when the remainder is above one half, or is
 // one half and q0 is odd. Shifts of negative values are arithmetic (as C++20 defines them,
-// and every supported compiler does). V: integer type E, or a GCC vector of E (so that plane
-// lanes divide a whole vector at once). total + 2^(shift-1) must not overflow E.
-template <class E, class V>
-inline V divide_round_even_pow2(V total, int shift) {
-    if (shift == 0) return total;
-    const E bias = (E(1) << (shift - 1)) - 1;
-    return (total + bias + ((total >> shift) & E(1))) >> shift;
+// and every supported compiler does). V: an integer type, or a GCC vector of one (so that
+// plane lanes divide a whole vector at once). The caller makes the constants, C being V or
+// its element type (plane lanes make them once per call, not once per output): bias =
+// 2^(shift-1) - 1 and odd = 1, or both 0 for a shift of 0 (the total itself). total + bias + 1
+// must not overflow.
+template <class V, class C>
+inline V divide_round_even_pow2(V total, int shift, C bias, C odd) {
+    return (total + bias + ((total >> shift) & odd)) >> shift;
 }
 
 // Round a double to the nearest integer, ties to even, for |value| <= 2^51: adding 1.5 * 2^52

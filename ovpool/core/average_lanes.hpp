@@ -14,7 +14,8 @@
 // int32 inputs are summed in int32 lanes, sixteen planes to a block (eight in calls of fewer
 // planes), when the block's inputs bound every sum within int32 (magnitude_bound, as
 // avg_ranged.hpp does for the passes), else in int64 lanes: exact either way, so the same
-// averages.
+// averages. int8 / uint8 upsampling (lane_pair_averages) goes in int16 lanes, sixteen planes
+// to a block, and its averages go back to the output as bytes (unstage_bytes).
 //
 // Order: the same sums in the same order as the passes. The passes sum axis 0 first, each
 // partial sum starting from +0 and adding taps in window order, then axis 1 over those sums,
@@ -38,6 +39,7 @@
 #include "avg_ranged.hpp"
 #include "rules.hpp"
 #include "simd/lanes_avx2.hpp"
+#include "simd/short_lanes_avx2.hpp"
 #include "simd/widen.hpp"
 
 namespace ovpool {
@@ -69,18 +71,19 @@ inline bool adaptive_windows(const Geometry& g) {
     return true;
 }
 
-// A sum's average for a divisor of 2^shift (`inverse` = 2^-shift), V being A or a GCC vector
-// of A: for floats the product by the exact inverse, which is the quotient write_averages
-// computes (both are the exact value sum / 2^shift, rounded once); for integers
-// divide_round_even_pow2, the rounding of divide_round_even.
+// A sum's average for a divisor of 2^shift, V being A or a GCC vector of A, given the
+// shift's constants (made once, in lane_pair_averages): for floats the product by `scale`, the exact inverse
+// 2^-shift, which is the quotient write_averages computes (both are the exact value
+// sum / 2^shift, rounded once); for integers divide_round_even_pow2 (the rounding of
+// divide_round_even) with `scale` its bias and `odd` its parity mask.
 template <class A, class V>
-inline V pow2_average(V sum, int shift, A inverse) {
+inline V pow2_average(V sum, int shift, V scale, V odd) {
     if constexpr (std::is_floating_point<A>::value) {
         (void)shift;
-        return sum * inverse;
+        (void)odd;
+        return sum * scale;
     } else {
-        (void)inverse;
-        return divide_round_even_pow2<A>(sum, shift);
+        return divide_round_even_pow2(sum, shift, scale, odd);
     }
 }
 
@@ -118,9 +121,14 @@ struct Lanes {
     void get(A* out) const {
         for (index_t p = 0; p < L; ++p) out[p] = v[p];
     }
-    // Every lane's average for a divisor of 2^shift; `inverse` is 2^-shift (floats).
-    void average_pow2(int shift, A inverse) {
-        for (index_t p = 0; p < L; ++p) v[p] = pow2_average<A>(v[p], shift, inverse);
+    static Lanes fill(A value) {
+        Lanes z;
+        for (index_t p = 0; p < L; ++p) z.v[p] = value;
+        return z;
+    }
+    // Every lane's average for a divisor of 2^shift, given the shift's constants (pow2_average).
+    void average_pow2(int shift, const Lanes& scale, const Lanes& odd) {
+        for (index_t p = 0; p < L; ++p) v[p] = pow2_average<A>(v[p], shift, scale.v[p], odd.v[p]);
     }
 };
 
@@ -164,8 +172,13 @@ struct Lanes<A, L, true> {
     void get(A* out) const {
         for (index_t k = 0; k < K; ++k) std::memcpy(out + k * W, &v[k], sizeof(V));
     }
-    void average_pow2(int shift, A inverse) {
-        for (index_t k = 0; k < K; ++k) v[k] = pow2_average<A>(v[k], shift, inverse);
+    static Lanes fill(A value) {
+        Lanes z;
+        for (index_t k = 0; k < K; ++k) z.v[k] = V{} + value;
+        return z;
+    }
+    void average_pow2(int shift, const Lanes& scale, const Lanes& odd) {
+        for (index_t k = 0; k < K; ++k) v[k] = pow2_average<A>(v[k], shift, scale.v[k], odd.v[k]);
     }
 };
 #endif
@@ -177,7 +190,8 @@ constexpr index_t lanes_spill_rows = 8;
 // The block of planes x[p * in_plane ..], p < count <= L, transposed: lanes[i * L + p] =
 // load<B>(x[p * in_plane + i]) for i in [from, to), and 0 in the lanes of absent planes
 // (count <= p < L). Eight planes at a time through 8x8 tile transposes where the build has
-// them (simd/lanes_avx2.hpp); those may also write rows up to from + lanes_spill_rows (with
+// them (simd/lanes_avx2.hpp; int16 lanes of one-byte inputs: sixteen planes at a time,
+// simd/short_lanes_avx2.hpp); those may also write rows up to from + lanes_spill_rows (with
 // values of no use) and, for runs shorter than a tile, read up to x[(count - 1) * in_plane +
 // from + 8), which must be below `readable` (else the portable loop takes those planes).
 template <class S, class B, index_t L>
@@ -185,18 +199,26 @@ inline void transpose_planes(const S* x, index_t in_plane, index_t count, index_
                              index_t to, index_t readable, B* lanes) {
     index_t p0 = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (simd::has_transpose_tile8<S, B>) {
+    // int16 lanes of one-byte inputs (lane_pair_averages' short lanes): 8x8 tiles of 16-bit
+    // lanes, sixteen planes at once in a block of sixteen lanes.
+    constexpr bool short_tiles = std::is_same<B, std::int16_t>::value &&
+                                 std::is_integral<S>::value && sizeof(S) == 1;
+    if constexpr (simd::has_transpose_tile8<S, B> || short_tiles) {
         const index_t width = to - from;
-        for (; width > 0 && p0 + 8 <= count; p0 += 8) {
+        constexpr index_t side = short_tiles && L == 16 ? 16 : 8;  // planes per tile
+        for (; width > 0 && p0 + side <= count; p0 += side) {
+            if (width < 8 && (p0 + side - 1) * in_plane + from + 8 > readable) break;
             const S* rows = x + p0 * in_plane;
-            if (width < 8) {
-                if ((p0 + 7) * in_plane + from + 8 > readable) break;
-                simd::transpose_tile8(rows + from, in_plane, lanes + from * L + p0, L);
-                continue;
-            }
             for (index_t i = from; i < to; i += 8) {
-                const index_t at = std::min(i, to - 8);  // the last tile overlaps
-                simd::transpose_tile8(rows + at, in_plane, lanes + at * L + p0, L);
+                // (the last tile overlaps; a run shorter than a tile reads and writes past it)
+                const index_t at = width < 8 ? from : std::min(i, to - 8);
+                if constexpr (side == 16) {
+                    simd::short_tile16_in(rows + at, in_plane, lanes + at * L);
+                } else if constexpr (short_tiles) {
+                    simd::short_tile_in(rows + at, in_plane, lanes + at * L + p0, L);
+                } else {
+                    simd::transpose_tile8(rows + at, in_plane, lanes + at * L + p0, L);
+                }
             }
         }
     }
@@ -214,9 +236,11 @@ inline void transpose_planes(const S* x, index_t in_plane, index_t count, index_
 
 // Whether the lanes' sums are staged side by side (staged[k * L + p]) and then moved to each
 // plane's row of sums by tile transposes (unstage_sums): 32-bit and 64-bit sums in the AVX2
-// build; other sums go to the rows one lane at a time as each output is summed (put_sums).
+// build, and the int16 averages of one-byte inputs (unstage_bytes); other sums go to the rows
+// one lane at a time as each output is summed (put_sums).
 template <class B>
-constexpr bool staged_sums = OVPOOL_CORE_HAVE_AVX2 && (sizeof(B) == 4 || sizeof(B) == 8);
+constexpr bool staged_sums = OVPOOL_CORE_HAVE_AVX2 && (sizeof(B) == 4 || sizeof(B) == 8 ||
+                                                       std::is_same<B, std::int16_t>::value);
 
 // Output k's sums of the first `count` lanes: to staged[k * L ..] (see staged_sums), or to
 // sums[p * stride + k].
@@ -293,6 +317,24 @@ inline void unstage_half(const float* staged, index_t n, index_t count, S* out, 
     for (index_t k = 0; k < n; ++k) {
         for (index_t p = p0; p < count; ++p) out[p * stride + k] = store<S>(staged[k * L + p]);
     }
+}
+
+// out[p * stride + k] = staged[k * 16 + p] for k < n, p < count, as one-byte S: the int16
+// averages of one-byte inputs (lane_pair_averages in short lanes, sixteen planes to a block)
+// straight into the output, packed to bytes in place and transposed 16x16 bytes at a time
+// (simd/short_lanes_avx2.hpp), rather than to a row of int16 per plane first. `staged` holds
+// at least 32 rows of sixteen lanes (rows from n on: any values).
+template <class S>
+inline void unstage_bytes(std::int16_t* staged, index_t n, index_t count, S* out, index_t stride) {
+#if OVPOOL_CORE_HAVE_AVX2
+    S* q = reinterpret_cast<S*>(staged);
+    simd::pack_lane_bytes(staged, n, q);
+    simd::store_lane_averages(q, n, count, out, stride);
+#else
+    for (index_t k = 0; k < n; ++k) {
+        for (index_t p = 0; p < count; ++p) out[p * stride + k] = store<S>(staged[k * 16 + p]);
+    }
+#endif
 }
 
 // Sums of the outputs whose axis-0 position is in [j0, j1) (whole rows of axis 0, in
@@ -413,6 +455,19 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
         0, 0, 0, 0, 0, 0, 6};
     static const A inverse[7] = {A(1), A(0.5), A(0.25), A(0.125), A(0.0625), A(0.03125),
                                  A(0.015625)};
+    // Each shift's constants of pow2_average as whole lanes, made once rather than for every
+    // output: floats the inverse; integers the rounding's bias and parity mask (0 and 0 for a
+    // divisor of 1, which leaves the sum).
+    Lanes<A, L> scale[7], odd[7];
+    for (int s = 0; s < 7; ++s) {
+        if constexpr (std::is_floating_point<A>::value) {
+            scale[s] = Lanes<A, L>::fill(inverse[s]);
+            odd[s] = Lanes<A, L>::zero();
+        } else {
+            scale[s] = Lanes<A, L>::fill(s == 0 ? A(0) : A((A(1) << (s - 1)) - 1));
+            odd[s] = Lanes<A, L>::fill(A(s == 0 ? 0 : 1));
+        }
+    }
     const A* zeros = block + g.in_plane * L;
     index_t inner = g.in_plane * L / g.length[0];  // elements per position of axis 0
     const A* src = block;
@@ -441,12 +496,9 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
             const A* a = s + f[j] * L;
             Lanes<A, L> total = Lanes<A, L>::load(a);
             total.add(t[j] == 2 ? a + L : zeros);
-            if constexpr (std::is_floating_point<A>::value) {
-                total.add_zero();
-                total.average_pow2(0, inverse[shifts[divisor[k]]]);
-            } else {
-                total.average_pow2(shifts[divisor[k]], A(0));
-            }
+            if constexpr (std::is_floating_point<A>::value) total.add_zero();
+            const int shift = shifts[divisor[k]];
+            total.average_pow2(shift, scale[shift], odd[shift]);
             put_sums(total, k, staged, sums, stride, count);
         }
     }
@@ -463,6 +515,13 @@ inline index_t pair_work(const Geometry& g) {
     }
     return total;
 }
+
+// Whether S's upsampling windows (lane_pair_averages) are summed and averaged in int16 lanes:
+// int8 / uint8 inputs, whose sums of at most eight taps fit there. Sixteen int16 lanes are one
+// AVX2 register where sixteen int32 lanes are two, and the averages go back as bytes
+// (unstage_bytes), not through int32 rows narrowed one by one.
+template <class S>
+constexpr bool short_lane_input = std::is_integral<S>::value && sizeof(S) == 1;
 
 // Adaptive average pooling of a call's planes `lanes` at a time (see the top of this file).
 // A work item is one block of planes, or, when there are few blocks, a share of its output
@@ -539,7 +598,15 @@ class AvgLanes {
             }
             pairs_ = other == 0;
         }
-        if (narrow_) {
+        if constexpr (short_lane_input<S>) {
+            // int8 / uint8 upsampling in int16 lanes (see short_lanes), sixteen to a block as in
+            // int32 ones: windows of at most eight taps sum within +-2040, and with the
+            // rounding's bias of at most 32 stay within int16.
+            short_ = pairs_ && narrow_;
+        }
+        if (short_) {
+            per_worker_ = scratch_elements<std::int16_t>(average_lanes<N>);
+        } else if (narrow_) {
             per_worker_ = scratch_elements<N>(average_lanes<N>);
         } else {
             per_worker_ = scratch_elements<A>(average_lanes<A>);
@@ -552,7 +619,9 @@ class AvgLanes {
             block_divisors_ = divisors_;
             repeated_.repeat(block_divisors_, g_.out_plane, lanes);
         }
-        if (narrow_) {
+        if (short_) {
+            short_scratch_ = allocate<std::int16_t>(workers * per_worker_);
+        } else if (narrow_) {
             narrow_scratch_ = allocate<N>(workers * per_worker_);
         } else {
             scratch_ = allocate<A>(workers * per_worker_);
@@ -566,6 +635,14 @@ class AvgLanes {
 
     void run(index_t item, int worker) const noexcept {
         const index_t block = item / shares_, share = item % shares_;
+        if constexpr (short_lane_input<S>) {
+            if (short_) {
+                constexpr index_t L = average_lanes<N>;
+                run_as<std::int16_t, L>(block * L, std::min(L, planes_ - block * L), share,
+                                        short_scratch_.get() + worker * per_worker_, false);
+                return;
+            }
+        }
         if constexpr (!std::is_same<N, A>::value) {
             if (narrow_) {
                 constexpr index_t L = average_lanes<N>;
@@ -626,6 +703,8 @@ class AvgLanes {
         index_t n = lanes * (g_.in_plane + lanes_spill_rows) + lanes * sums_stride<B>(lanes);
         if (staged_sums<B>) n += lanes * chunk_rows_ * row_outputs_;
         if (pairs_) n += lanes * chunk_rows_ * pair_work(g_);
+        // (unstage_bytes reads 32 rows of bytes, 16 of int16 lanes, whatever the outputs)
+        if (std::is_same<B, std::int16_t>::value) n += 16 * lanes;
         return n;
     }
 
@@ -699,6 +778,10 @@ class AvgLanes {
                         continue;
                     }
                 }
+                if constexpr (staged_sums<B> && std::is_same<B, std::int16_t>::value) {
+                    unstage_bytes(staged, n, count, out_ + first * out_plane + k, out_plane);
+                    continue;
+                }
                 if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, target, pitch);
                 if constexpr (!std::is_same<S, B>::value) {
                     if (whole_) {
@@ -746,6 +829,7 @@ class AvgLanes {
     Divisors block_divisors_;     // whole_: divisors_ repeated for a block
     RepeatedDivisors repeated_;   // (their storage)
     bool narrow_ = false;     // sums in N (narrow_scratch_), not A (scratch_)
+    bool short_ = false;      // int8 / uint8 pairs_ in int16 lanes (short_scratch_)
     index_t blocks_ = 0;      // blocks of planes
     index_t shares_ = 1;      // items per block
     index_t rows_ = 1;        // outputs along axis 0
@@ -755,6 +839,7 @@ class AvgLanes {
     bool pairs_ = false;      // every window has one or two taps per axis: lane_pair_averages
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
+    std::unique_ptr<std::int16_t[]> short_scratch_;
     // int32 inputs: planes per block, summed in as many int32 lanes when they fit (see run),
     // the scratch of those lanes, the windows' largest volume, and whether every divisor is
     // below small_divisor_limit.

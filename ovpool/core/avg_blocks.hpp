@@ -310,7 +310,7 @@ class AvgBlocks {
                         // The averages in the lanes, then back plane by plane as bytes.
                         S* q = quotients_.get() + worker * quotients_per_worker_;
                         simd::short_lane_averages(sums, out_plane, lane_divisors_.get(), q);
-                        simd::store_lane_averages(q, out_plane, count, out);
+                        simd::store_lane_averages(q, out_plane, count, out, out_plane);
                         return;
                     }
                 }

@@ -86,13 +86,29 @@ inline void short_lane_averages(const std::int16_t* sums, index_t m, const float
     }
 }
 
-// out[p * m + k] = q[k * 16 + p] for p < count, k < m (one-byte S): short_lane_averages'
+// q[k * 16 + p] = lanes[k * 16 + p] as S, for k < m, p < 16: int16 averages (each within S's
+// range) of sixteen planes as bytes, for store_lane_averages. q may be the lanes' own memory
+// (each row of bytes is written after its row of int16 is read, and never beyond it).
+template <class S>
+inline void pack_lane_bytes(const std::int16_t* lanes, index_t m, S* q) {
+    static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 averages");
+    for (index_t k = 0; k < m; ++k) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes + k * 16));
+        const __m128i w0 = _mm256_castsi256_si128(v), w1 = _mm256_extracti128_si256(v, 1);
+        const __m128i bytes =
+            std::is_signed<S>::value ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k * 16), bytes);
+    }
+}
+
+// out[p * stride + k] = q[k * 16 + p] for p < count, k < m (one-byte S): short_lane_averages'
 // quotients back plane by plane, through 16x16 byte transposes, 32 outputs of a plane per
 // store. q holds at least max(m, 32) rows of 16 (rows from m on: any bytes). The stores stay
-// within out[0 .. count * m): with m < 32 each plane's store reaches into the next plane's
-// outputs, which that plane's store then rewrites, and the last planes go through a buffer.
+// within the planes' outputs: with m < 32 and planes side by side (stride m) each plane's
+// store reaches into the next plane's outputs, which that plane's store then rewrites, and
+// the last planes (or, between planes stride apart, every plane) go through a buffer.
 template <class S>
-inline void store_lane_averages(const S* q, index_t m, index_t count, S* out) {
+inline void store_lane_averages(const S* q, index_t m, index_t count, S* out, index_t stride) {
     static_assert(sizeof(S) == 1, "one-byte averages");
     __m256i r[16];
     for (index_t k0 = 0;; k0 += 32) {
@@ -105,8 +121,8 @@ inline void store_lane_averages(const S* q, index_t m, index_t count, S* out) {
         }
         transpose16x16_bytes(r);
         for (index_t p = 0; p < count; ++p) {
-            S* to = out + p * m + k0;
-            if (m >= 32 || p * m + 32 <= count * m) {
+            S* to = out + p * stride + k0;
+            if (m >= 32 || (stride == m && p * m + 32 <= count * m)) {
                 _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), r[p]);
             } else {
                 S row[32];
