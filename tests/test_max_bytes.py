@@ -173,3 +173,26 @@ def test_byte_paths_keep_the_baseline_bits(monkeypatch):
         ovpool.max_pool(x, (1, 1), (3, 2), index_element_type="i32"),
         ovpool.max_pool(u, (6, 1), (3, 1), (5, 0), (4, 0), (3, 3), index_element_type="i32"),
     ])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_every_tap_count_of_the_byte_runs_matches_the_oracle(dtype):
+    """Runs of every stride-1 window with 2 to 8 taps (the tap count a constant: code
+    increments made once, the loop unrolled) and with 9 and 10 (the general loop), along the
+    row (codes from the tap number alone) and along the columns (codes carried from the row
+    pass), rows of 32 entries and more."""
+    rng = np.random.default_rng(83)
+    x = _bytes(rng, dtype, (1, 2, 24, 75), extremes=True)
+    for taps in range(2, 11):
+        _assert_matches(x, (taps, taps), 1, 0, 0, 1, "floor", "i32", axis=0)
+        _assert_matches(x, (taps, 2), (1, 2), 1, 0, (2, 1), "ceil", "i64", axis=2)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_byte_runs_of_every_tap_count_keep_the_baseline_bits(monkeypatch):
+    rng = np.random.default_rng(89)
+    x = _bytes(rng, np.uint8, (1, 2, 24, 75), extremes=True)
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        out for taps in range(2, 11) for out in (
+            ovpool.max_pool(x, (taps, taps), 1, index_element_type="i32"),
+            ovpool.max_pool(x, (taps, taps), 1, return_indices=False))])

@@ -766,10 +766,13 @@ template <index_t Lanes> struct byte_vector { typedef __m128i type; };
 template <> struct byte_vector<32> { typedef __m256i type; };
 
 // Entries i .. i + Lanes - 1 of coded_taps_bytes (Lanes 32, 16, or 8: the low half of an
-// __m128i, loaded and stored as 8 bytes).
-template <bool Codes, class T, index_t Lanes>
+// __m128i, loaded and stored as 8 bytes). Taps > 0: the tap count as a constant (the loop
+// unrolled) and adds[t] the code increment of tap t, made once by the caller rather than
+// broadcast again for every group; Taps 0: `taps` taps, the increments made here.
+template <bool Codes, class T, index_t Lanes, int Taps = 0>
 inline void coded_taps_bytes_at(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
-                                index_t taps, index_t gap, std::uint8_t place, index_t i) {
+                                index_t taps, index_t gap, std::uint8_t place, index_t i,
+                                const typename byte_vector<Lanes>::type* adds = nullptr) {
     typedef typename byte_vector<Lanes>::type V;
     auto load = [](const void* at) -> V {
         if constexpr (Lanes == 8) {
@@ -787,9 +790,12 @@ inline void coded_taps_bytes_at(T* d, std::uint8_t* c, const T* r, const std::ui
     };
     V best = load(r + i);
     V code = Codes ? load(rc + i) : V{};  // (V{}: zeros)
-    for (index_t t = 1; t < taps; ++t) {
+    const index_t count = Taps > 0 ? Taps : taps;
+    for (index_t t = 1; t < count; ++t) {
         const index_t at = i + t * gap;
-        const V add = bytes_all<V>(static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) * place));
+        const V add = Taps > 0 ? adds[t]
+                               : bytes_all<V>(static_cast<std::uint8_t>(
+                                     static_cast<std::uint32_t>(t) * place));
         const V candidate = Codes ? bytes_add(load(rc + at), add) : add;
         const V next = max_bytes<T>(best, load(r + at));
         code = bytes_blend(candidate, code, bytes_equal(next, best));
@@ -799,11 +805,30 @@ inline void coded_taps_bytes_at(T* d, std::uint8_t* c, const T* r, const std::ui
     store(c + i, code);
 }
 
+// The groups of 32 entries of coded_taps_bytes (n >= 32) for Taps taps, a constant.
+template <bool Codes, class T, int Taps>
+inline void coded_taps_bytes_fixed(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
+                                   index_t gap, std::uint8_t place, index_t n) {
+    __m256i adds[Taps];
+    for (int t = 0; t < Taps; ++t) {
+        adds[t] = bytes_all<__m256i>(
+            static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) * place));
+    }
+    index_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        coded_taps_bytes_at<Codes, T, 32, Taps>(d, c, r, rc, Taps, gap, place, i, adds);
+    }
+    if (i < n) {
+        coded_taps_bytes_at<Codes, T, 32, Taps>(d, c, r, rc, Taps, gap, place, n - 32, adds);
+    }
+}
+
 // d[i], c[i] for i in [0, n): the winner among the taps r[i + t * gap], t in [0, taps)
 // (taps >= 2), and its code rc[i + t * gap] + t * place (rc null: t * place), both modulo
 // 256 as the scalar loops' uint8 sums. Returns n when n >= 8 (the last group overlapping the
 // one before, recomputed from the same inputs: d, c must not overlap r, rc), else 0 (left to
-// the caller).
+// the caller). (Runs of two to eight taps go with the count as a constant: with it a
+// variable, each tap of each vector also paid the loop and the broadcast of its increment.)
 template <bool Codes, class T>
 inline index_t coded_taps_bytes(T* d, std::uint8_t* c, const T* r, const std::uint8_t* rc,
                                 index_t taps, index_t gap, std::uint8_t place, index_t n) {
@@ -817,6 +842,16 @@ inline index_t coded_taps_bytes(T* d, std::uint8_t* c, const T* r, const std::ui
         coded_taps_bytes_at<Codes, T, 16>(d, c, r, rc, taps, gap, place, 0);
         coded_taps_bytes_at<Codes, T, 16>(d, c, r, rc, taps, gap, place, n - 16);
         return n;
+    }
+    switch (taps) {
+        case 2: coded_taps_bytes_fixed<Codes, T, 2>(d, c, r, rc, gap, place, n); return n;
+        case 3: coded_taps_bytes_fixed<Codes, T, 3>(d, c, r, rc, gap, place, n); return n;
+        case 4: coded_taps_bytes_fixed<Codes, T, 4>(d, c, r, rc, gap, place, n); return n;
+        case 5: coded_taps_bytes_fixed<Codes, T, 5>(d, c, r, rc, gap, place, n); return n;
+        case 6: coded_taps_bytes_fixed<Codes, T, 6>(d, c, r, rc, gap, place, n); return n;
+        case 7: coded_taps_bytes_fixed<Codes, T, 7>(d, c, r, rc, gap, place, n); return n;
+        case 8: coded_taps_bytes_fixed<Codes, T, 8>(d, c, r, rc, gap, place, n); return n;
+        default: break;
     }
     index_t i = 0;
     for (; i + 32 <= n; i += 32) coded_taps_bytes_at<Codes, T, 32>(d, c, r, rc, taps, gap, place, i);
