@@ -577,6 +577,15 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
             }
         }
     }
+    if constexpr (sizeof(A) == 2) {
+        // 16-bit keys and codes, rows of at most eight picks: one byte-shuffled vector a row
+        // (simd::pick_rows16), rather than one scalar copy a pick.
+        const index_t writable = rows * pitch - h.lo;
+        first_row = simd::pick_rows16(run_values, d + h.lo, rows, n, step, h.length, pitch,
+                                      readable, writable);
+        simd::pick_rows16(run_codes, c + h.lo, first_row, n, step, h.length, pitch, readable,
+                          writable);
+    }
 #else
     (void)readable;
 #endif
