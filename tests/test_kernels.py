@@ -485,6 +485,9 @@ _SHORT_ROW_PICKS_16 = [
     (29, (1, 3), (1, 8), 0, 0, 1),            # step 8, four picks: beyond three blocks
     (29, (1, 2), (1, 3), 0, 0, 1),            # ten picks: the loops
     (5, (2, 2), (1, 2), 0, 0, 1),             # rows of 5: the last rows' reads past the run
+    # strided windows along the first axis over rows of at most eight entries
+    (5, (3, 2), (2, 2), (1, 0), (1, 0), (2, 1)),
+    (13, (4, 2), (3, 4), 0, (2, 0), 1),
 ]
 
 
@@ -494,7 +497,9 @@ def test_16bit_short_row_picks_match_the_oracle(dtype):
     """float16 / bfloat16 with indices over rows shorter than 32 with strided windows: each
     row's windows picked from the run of every stride-1 window (AVX2 builds: one byte-shuffled
     vector a row of at most eight picks, the rows whose vector would read past the run or
-    write past the block by the loops); every bit pattern (NaN payloads, signed zeros, ties);
+    write past the block by the loops), then strided windows along the first axis over rows
+    of at most eight entries (AVX2 builds: each picked row one 16-byte copy while it stays
+    in the run and the output); every bit pattern (NaN payloads, signed zeros, ties);
     int64 and int32 indices."""
     from reference import ref_max_pool
 

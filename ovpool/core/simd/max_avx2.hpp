@@ -415,6 +415,13 @@ inline void row_phases16(const std::int16_t* row, std::int16_t* to, index_t bloc
     if (j < full) phases16_at<S, __m256i>(row + (full - 16) * S, to + full - 16, block);
 }
 
+// The 16 bytes at `from` copied to `to` (one unaligned load and store: short runs whose
+// callers know the bytes past the run may be overwritten).
+inline void copy16_bytes(const void* from, void* to) {
+    _mm_storeu_si128(static_cast<__m128i*>(to),
+                     _mm_loadu_si128(static_cast<const __m128i*>(from)));
+}
+
 // Rows of few strided picks of 16-bit entries (max_coded.hpp's coded_pick_rows: fewer than
 // nine windows a row): row o's picks from[o * length + j * S], j < n, into to[o * pitch + j],
 // one 16-byte store a row, for rows [0, returned) (the rest is the caller's). The picks are
