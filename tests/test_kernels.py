@@ -469,6 +469,79 @@ def test_16bit_float_keys_keep_their_bits(monkeypatch):
                            ((2, 2), (1, 5), 0, 1)]])
 
 
+# Rows shorter than 32 whose strided windows of two taps or more are picked from the run of
+# every stride-1 window, at most eight a row: (width, kernel, strides, pads_begin, pads_end,
+# dilations) giving steps 2 to 8 with picks in one, two and three 16-byte blocks, edge windows
+# left and right (padding), and rows of more than eight picks or picks beyond three blocks
+# (the loops).
+_SHORT_ROW_PICKS_16 = [
+    (13, (2, 2), (1, 4), 0, 0, (1, 3)),       # 3 picks of step 4: two blocks
+    (13, (2, 2), (2, 2), (0, 1), (1, 1), 1),  # step 2, an edge window on each side
+    (13, (1, 3), (1, 3), (0, 1), (0, 1), (1, 2)),
+    (13, (2, 2), (1, 5), 0, 0, 1),            # step 5
+    (21, (1, 2), (1, 3), 0, 0, 1),            # 7 picks of step 3: three blocks
+    (21, (2, 3), (1, 6), (1, 2), (0, 2), 1),  # step 6
+    (29, (1, 2), (1, 7), 0, 0, (1, 2)),       # step 7
+    (29, (1, 3), (1, 8), 0, 0, 1),            # step 8, four picks: beyond three blocks
+    (29, (1, 2), (1, 3), 0, 0, 1),            # ten picks: the loops
+    (5, (2, 2), (1, 2), 0, 0, 1),             # rows of 5: the last rows' reads past the run
+    # strided windows along the first axis over rows of at most eight entries
+    (5, (3, 2), (2, 2), (1, 0), (1, 0), (2, 1)),
+    (13, (4, 2), (3, 4), 0, (2, 0), 1),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_16bit_short_row_picks_match_the_oracle(dtype):
+    """float16 / bfloat16 with indices over rows shorter than 32 with strided windows: each
+    row's windows picked from the run of every stride-1 window (AVX2 builds: one byte-shuffled
+    vector a row of at most eight picks, the rows whose vector would read past the run or
+    write past the block by the loops), then strided windows along the first axis over rows
+    of at most eight entries (AVX2 builds: each picked row one 16-byte copy while it stays
+    in the run and the output); every bit pattern (NaN payloads, signed zeros, ties);
+    int64 and int32 indices."""
+    from reference import ref_max_pool
+
+    if dtype == "bfloat16":
+        dtype = ml_dtypes.bfloat16
+    for width, k, s, pb, pe, d in _SHORT_ROW_PICKS_16:
+        x = _every_16bit_pattern_shuffled(dtype, (2, 3, 70 * 32 // width, width), width)
+        x.reshape(-1)[:12] = np.nan  # whole-NaN windows
+        for axis, index_type in [(0, "i64"), (2, "i64"), (2, "i32")]:
+            want, want_index = ref_max_pool(x, k, s, pb, pe, d, axis=axis,
+                                            rounding_type="ceil_torch")
+            got, got_index = ovpool.max_pool(x, k, s, pb, pe, d, axis=axis,
+                                             rounding_type="ceil_torch",
+                                             index_element_type=index_type)
+            np.testing.assert_array_equal(got_index, want_index)
+            # Windows of one or two taps are often all NaN, whose value the oracle gives as
+            # the canonical NaN: the max rule's is the first NaN's, payload and sign kept,
+            # which is the input's element at the winner.
+            bits = got.view(np.uint16).copy()
+            nan = np.isnan(want.astype(np.float32))
+            winners = want_index.astype(np.int64) if axis == 0 else (
+                want_index + np.arange(6).reshape(2, 3, 1, 1) * x[0, 0].size)
+            np.testing.assert_array_equal(bits[nan], x.view(np.uint16).reshape(-1)[winners[nan]])
+            bits[nan] = want.view(np.uint16)[nan]
+            np.testing.assert_array_equal(bits, want.view(np.uint16))
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_16bit_short_row_picks_keep_their_bits(monkeypatch):
+    """The short rows' strided picks of 16-bit keys and codes (byte shuffles in AVX2 builds,
+    loops in the baseline) give the same bits and indices from both builds."""
+    xs = {width: [_every_16bit_pattern_shuffled(t, (2, 3, 70 * 32 // width, width), 89)
+                  for t in (np.float16, ml_dtypes.bfloat16)]
+          for width in {case[0] for case in _SHORT_ROW_PICKS_16}}
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch", axis=axis)
+        for width, k, s, pb, pe, d in _SHORT_ROW_PICKS_16
+        for x in xs[width]
+        for axis in (0, 2)])
+
+
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
 @pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_tap_code_edge_columns_keep_their_bits(monkeypatch):

@@ -577,6 +577,15 @@ void coded_pick_rows(const A* run_values, const U* run_codes, A* d, U* c, index_
             }
         }
     }
+    if constexpr (sizeof(A) == 2) {
+        // 16-bit keys and codes, rows of at most eight picks: one byte-shuffled vector a row
+        // (simd::pick_rows16), rather than one scalar copy a pick.
+        const index_t writable = rows * pitch - h.lo;
+        first_row = simd::pick_rows16(run_values, d + h.lo, rows, n, step, h.length, pitch,
+                                      readable, writable);
+        simd::pick_rows16(run_codes, c + h.lo, first_row, n, step, h.length, pitch, readable,
+                          writable);
+    }
 #else
     (void)readable;
 #endif
@@ -868,8 +877,13 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
 template <class A, class U>
 void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* run_values,
                        U* run_codes, index_t outer, index_t inner, const AxisTable& v,
-                       index_t place, A empty_value) {
+                       index_t place, A empty_value, index_t run_size) {
     const index_t gap = v.dil * inner;
+#if OVPOOL_CORE_HAVE_AVX2
+    const index_t dst_size = outer * v.out_len * inner;
+#else
+    (void)run_size;
+#endif
     for (index_t o = 0; o < outer; ++o) {
         const A* block = src + o * v.length * inner;
         const U* block_code = src_code + o * v.length * inner;
@@ -904,7 +918,27 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
                 coded_window(run_values, run_codes, block + v.begin[j] * inner,
                              block_code + v.begin[j] * inner, v.taps, gap, place, span * inner,
                              empty_value);
-                for (index_t k = 0; k < v.hi - v.lo; ++k) {
+                index_t k = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+                if constexpr (sizeof(A) == 2 && sizeof(U) == 2) {
+                    // (Rows of at most eight 16-bit entries: one 16-byte copy each, rather
+                    // than a memmove call; the entries past a row are later windows' rows,
+                    // written after, or this block's edge windows', or a later block's, so
+                    // only copies that stay inside the run and the pass's output go so.)
+                    if (inner <= 8) {
+                        const index_t at = (o * v.out_len + j) * inner;
+                        for (; k < v.hi - v.lo && k * v.step * inner + 8 <= run_size &&
+                               at + k * inner + 8 <= dst_size;
+                             ++k) {
+                            simd::copy16_bytes(run_values + k * v.step * inner,
+                                               out + (j + k) * inner);
+                            simd::copy16_bytes(run_codes + k * v.step * inner,
+                                               out_code + (j + k) * inner);
+                        }
+                    }
+                }
+#endif
+                for (; k < v.hi - v.lo; ++k) {
                     std::copy(run_values + k * v.step * inner,
                               run_values + (k * v.step + 1) * inner, out + (j + k) * inner);
                     std::copy(run_codes + k * v.step * inner,
@@ -1083,7 +1117,8 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
         A* next = d == values + plan.run ? d + plan.buffer : values + plan.run;
         U* next_code = c == codes + plan.run ? c + plan.buffer : codes + plan.run;
         coded_column_pass(static_cast<const A*>(d), static_cast<const U*>(c), next, next_code,
-                          values, codes, rows, inner, v, plan.radix[a], empty_value);
+                          values, codes, rows, inner, v, plan.radix[a], empty_value,
+                          plan.run);
         d = next;
         c = next_code;
         inner *= v.out_len;

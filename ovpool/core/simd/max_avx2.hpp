@@ -402,6 +402,84 @@ inline void row_phases16(const std::int16_t* row, std::int16_t* to, index_t bloc
     if (j < full) phases16_at<S, __m256i>(row + (full - 16) * S, to + full - 16, block);
 }
 
+// The 16 bytes at `from` copied to `to` (one unaligned load and store: short runs whose
+// callers know the bytes past the run may be overwritten).
+inline void copy16_bytes(const void* from, void* to) {
+    _mm_storeu_si128(static_cast<__m128i*>(to),
+                     _mm_loadu_si128(static_cast<const __m128i*>(from)));
+}
+
+// Rows of few strided picks of 16-bit entries (max_coded.hpp's coded_pick_rows: fewer than
+// nine windows a row): row o's picks from[o * length + j * S], j < n, into to[o * pitch + j],
+// one 16-byte store a row, for rows [0, returned) (the rest is the caller's). The picks are
+// phase 0 of phases16's masks, from the Blocks 16-byte blocks that hold picks 0 .. n-1 (lanes
+// past n: other elements or zeros, which the caller writes again later). Reads from[o *
+// length .. + 8 Blocks) below `readable`, writes to[o * pitch .. + 8) below `writable`.
+template <int S, int Blocks>
+inline index_t pick_rows16_blocks(const std::int16_t* from, std::int16_t* to, index_t rows,
+                                  index_t length, index_t pitch, index_t readable,
+                                  index_t writable) {
+    static_assert(Blocks >= 1 && Blocks <= S, "picks within the S blocks of eight groups");
+    __m128i mask[Blocks];
+    for (int v = 0; v < Blocks; ++v) {
+        mask[v] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(phase_masks16<S>.m[0][v]));
+    }
+    // (The rows in bounds counted once, so that the loop tests one counter.)
+    if (readable < 8 * Blocks || writable < 8) return 0;
+    const index_t count = std::min({rows, (readable - 8 * Blocks) / length + 1,
+                                    (writable - 8) / pitch + 1});
+    const std::int16_t* row = from;
+    std::int16_t* out = to;
+    for (index_t o = 0; o < count; ++o, row += length, out += pitch) {
+        __m128i picks = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(row)), mask[0]);
+        for (int v = 1; v < Blocks; ++v) {
+            picks = _mm_or_si128(picks, _mm_shuffle_epi8(_mm_loadu_si128(
+                reinterpret_cast<const __m128i*>(row + 8 * v)), mask[v]));
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), picks);
+    }
+    return count;
+}
+
+template <int S>
+inline index_t pick_rows16_step(const std::int16_t* from, std::int16_t* to, index_t rows,
+                                index_t n, index_t length, index_t pitch, index_t readable,
+                                index_t writable) {
+    switch ((n - 1) * S / 8) {
+        case 0: return pick_rows16_blocks<S, 1>(from, to, rows, length, pitch, readable, writable);
+        case 1: return pick_rows16_blocks<S, 2>(from, to, rows, length, pitch, readable, writable);
+        case 2:
+            if constexpr (S >= 3) {
+                return pick_rows16_blocks<S, 3>(from, to, rows, length, pitch, readable, writable);
+            }
+            return 0;
+        default: return 0;
+    }
+}
+
+// pick_rows16_blocks for steps 2 to 8 and 1 <= n <= 8 picks a row whose picks lie in the
+// first three blocks of 16 bytes (other cases: 0 rows). A copy, so the bits are the scalar
+// loop's.
+template <class T>
+inline index_t pick_rows16(const T* from, T* to, index_t rows, index_t n, index_t step,
+                           index_t length, index_t pitch, index_t readable, index_t writable) {
+    static_assert(sizeof(T) == 2, "16-bit entries");
+    if (n < 1 || n > 8) return 0;
+    const std::int16_t* f = reinterpret_cast<const std::int16_t*>(from);
+    std::int16_t* t = reinterpret_cast<std::int16_t*>(to);
+    switch (step) {
+        case 2: return pick_rows16_step<2>(f, t, rows, n, length, pitch, readable, writable);
+        case 3: return pick_rows16_step<3>(f, t, rows, n, length, pitch, readable, writable);
+        case 4: return pick_rows16_step<4>(f, t, rows, n, length, pitch, readable, writable);
+        case 5: return pick_rows16_step<5>(f, t, rows, n, length, pitch, readable, writable);
+        case 6: return pick_rows16_step<6>(f, t, rows, n, length, pitch, readable, writable);
+        case 7: return pick_rows16_step<7>(f, t, rows, n, length, pitch, readable, writable);
+        case 8: return pick_rows16_step<8>(f, t, rows, n, length, pitch, readable, writable);
+        default: return 0;
+    }
+}
+
 // columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
 // rows - rows % 8 (returned; the rest is the caller's), 32- or 16-bit elements T, width >= 8:
 // eight rows by eight columns at a time through transpose_block, each row read in bounds (the
