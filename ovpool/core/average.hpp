@@ -401,6 +401,7 @@ inline A* dense_buffer_near(A* space, const Src* near) {
 // as those vectors stay before `avail`. A copy, so the same bits.
 template <class A>
 inline void pick_strided(A* out, const A* sums, index_t step, index_t n, index_t avail) {
+    (void)avail;  // (bounds the vector picks only, which the baseline build has not)
     index_t j = 0;
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (sizeof(A) == 4) {
