@@ -1,6 +1,7 @@
 """A slow, deliberately plain pooling oracle for the tests.
 
-Everything here is written for the reader, not for speed: one Python loop per output element,
+Everything here is written for the reader, not for speed: one Python loop per output element
+(each window listed once, then read in every (n, c) plane),
 one inner loop per window tap, no vectorisation and no code shared with the ``ovpool`` package.
 The rules are those of ``docs/semantics.md`` (OpenVINO AvgPool-16, MaxPool-14,
 AdaptiveAvgPool-8, AdaptiveMaxPool-8 semantics):
@@ -16,7 +17,7 @@ AdaptiveAvgPool-8, AdaptiveMaxPool-8 semantics):
 Inputs are (N, C, spatial...) arrays of any spatial rank >= 1.
 """
 
-from fractions import Fraction
+import functools
 import math
 
 import numpy as np
@@ -49,6 +50,7 @@ ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES
 # small helpers
 # ----------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)    # called once per window: the dtype tests are slow
 def is_float_dtype(dtype):
     """True for float16/32/64 and bfloat16, False for the integer dtypes."""
     dtype = np.dtype(dtype)
@@ -86,13 +88,15 @@ def _ceil_div(a, b):
 
 
 def round_half_even(numerator, denominator):
-    """Round the exact rational numerator/denominator to the nearest integer, ties to even."""
-    q = Fraction(numerator, denominator)
-    lower = math.floor(q)
-    remainder = q - lower          # in [0, 1)
-    if remainder > Fraction(1, 2):
+    """Round the exact rational numerator/denominator (denominator > 0) to the nearest
+    integer, ties to even."""
+    numerator, denominator = int(numerator), int(denominator)   # exact, never numpy's wrap
+    assert denominator > 0
+    lower, remainder = divmod(numerator, denominator)   # floor: remainder in [0, denominator)
+    # Compare the fraction remainder / denominator with 1/2 in integers.
+    if 2 * remainder > denominator:
         return lower + 1
-    if remainder < Fraction(1, 2):
+    if 2 * remainder < denominator:
         return lower
     return lower if lower % 2 == 0 else lower + 1
 
@@ -228,19 +232,20 @@ def _max_with_index(values, indices, dtype, empty_index=0):
     The first maximum wins; NaN is skipped unless every value is NaN (then NaN and the index of
     the first NaN); no value at all gives the dtype's lowest finite value and ``empty_index``.
     """
+    is_float = is_float_dtype(dtype)
     best = None
     best_index = None
     first_nan_index = None
     for v, i in zip(values, indices):
-        fv = float(v) if is_float_dtype(dtype) else int(v)
-        if is_float_dtype(dtype) and math.isnan(fv):
+        fv = float(v) if is_float else int(v)
+        if is_float and math.isnan(fv):
             if first_nan_index is None:
                 first_nan_index = i
             continue
         if best is None or fv > best:
             best, best_index = fv, i
     if best is not None:
-        if is_float_dtype(dtype):
+        if is_float:
             return np.array(best, dtype=np.float64).astype(dtype)[()], best_index
         return np.array(best, dtype=dtype)[()], best_index
     if first_nan_index is not None:
@@ -269,14 +274,15 @@ def ref_avg_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilati
         volume *= ax["k"]
     out_shape = x.shape[:2] + tuple(ax["O"] for ax in axes)
     out = np.zeros(out_shape, dtype=x.dtype)
-    for n, c in np.ndindex(*x.shape[:2]):
-        for out_pos in np.ndindex(*out_shape[2:]):
-            elements = _window_elements(axes, out_pos)
+    # Windows are the same in every (n, c) plane: each is listed once, then read per plane.
+    for out_pos in np.ndindex(*out_shape[2:]):
+        elements = _window_elements(axes, out_pos)
+        if exclude_pad or not any_pad:
+            divisor = len(elements)
+        else:
+            divisor = volume
+        for n, c in np.ndindex(*x.shape[:2]):
             values = [x[(n, c) + pos] for pos in elements]
-            if exclude_pad or not any_pad:
-                divisor = len(elements)
-            else:
-                divisor = volume
             out[(n, c) + out_pos] = _average(values, divisor, x.dtype)
     return out
 
@@ -304,9 +310,9 @@ def ref_max_pool(x, kernel, strides=None, pads_begin=None, pads_end=None, dilati
     out_shape = x.shape[:2] + tuple(ax["O"] for ax in axes)
     values_out = np.zeros(out_shape, dtype=x.dtype)
     indices_out = np.zeros(out_shape, dtype=np.int64)
-    for n, c in np.ndindex(*x.shape[:2]):
-        for out_pos in np.ndindex(*out_shape[2:]):
-            elements = _window_elements(axes, out_pos)
+    for out_pos in np.ndindex(*out_shape[2:]):
+        elements = _window_elements(axes, out_pos)    # the same in every (n, c) plane
+        for n, c in np.ndindex(*x.shape[:2]):
             values = [x[(n, c) + pos] for pos in elements]
             flat = [_flat_index((n, c) + pos, x.shape) % modulus for pos in elements]
             plane_start = _flat_index((n, c) + (0,) * len(axes), x.shape) % modulus
@@ -341,9 +347,9 @@ def ref_adaptive_avg_pool(x, output_size):
     x = np.asarray(x)
     output_size = per_axis(output_size, x.ndim - 2, None)
     out = np.zeros(x.shape[:2] + output_size, dtype=x.dtype)
-    for n, c in np.ndindex(*x.shape[:2]):
-        for out_pos in np.ndindex(*output_size):
-            elements = _adaptive_elements(x.shape[2:], output_size, out_pos)
+    for out_pos in np.ndindex(*output_size):
+        elements = _adaptive_elements(x.shape[2:], output_size, out_pos)    # same in every plane
+        for n, c in np.ndindex(*x.shape[:2]):
             values = [x[(n, c) + pos] for pos in elements]
             out[(n, c) + out_pos] = _average(values, len(values), x.dtype)
     return out
@@ -356,11 +362,11 @@ def ref_adaptive_max_pool(x, output_size):
     out_shape = x.shape[:2] + output_size
     values_out = np.zeros(out_shape, dtype=x.dtype)
     indices_out = np.zeros(out_shape, dtype=np.int64)
-    for n, c in np.ndindex(*x.shape[:2]):
-        for out_pos in np.ndindex(*output_size):
-            elements = _adaptive_elements(x.shape[2:], output_size, out_pos)
+    for out_pos in np.ndindex(*output_size):
+        elements = _adaptive_elements(x.shape[2:], output_size, out_pos)    # same in every plane
+        flat = [_flat_index(pos, x.shape[2:]) for pos in elements]
+        for n, c in np.ndindex(*x.shape[:2]):
             values = [x[(n, c) + pos] for pos in elements]
-            flat = [_flat_index(pos, x.shape[2:]) for pos in elements]
             v, i = _max_with_index(values, flat, x.dtype)
             values_out[(n, c) + out_pos] = v
             indices_out[(n, c) + out_pos] = i
