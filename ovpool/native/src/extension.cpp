@@ -23,12 +23,9 @@ namespace native {
 
 namespace {
 
-#ifdef OVPOOL_NATIVE_BUILT_FOR
-const char BUILT_FOR[] = OVPOOL_NATIVE_BUILT_FOR;
-#else
+// The release whose headers this library is compiled with.
 const char BUILT_FOR[] = OVPOOL_STR(OPENVINO_VERSION_MAJOR) "." OVPOOL_STR(OPENVINO_VERSION_MINOR) "." OVPOOL_STR(
     OPENVINO_VERSION_PATCH);
-#endif
 
 // "2026.4.1" from a build number such as "2026.4.1-22982-e213a147257-releases/2026/4".
 std::string release_of(const std::string& build_number) {
