@@ -546,6 +546,155 @@ inline index_t pick_rows16(const T* from, T* to, index_t rows, index_t n, index_
 // (max_coded.hpp's coded_last_pass). Rows while their reads stay below `readable` and their
 // writes (8 * groups entries) below `writable` (returned; lanes past the row's windows hold
 // other entries, which the caller writes again later or which are never outputs).
+// The taps of eight windows (V = __m128i; two rows' eight: __m256i) picked by pick(row + t *
+// dil) for t = 0 .. taps-1, combined as coded_taps16 combines taps: a later tap replaces
+// only when larger, its code t * place (step: place in every lane).
+template <class V, class Pick>
+inline void picked_taps16(const Pick& pick, const std::int16_t* row, index_t taps, index_t dil,
+                          V step, V* best, V* code) {
+    constexpr bool wide = sizeof(V) == 32;
+    V b = pick(row), c{}, add{};  // (V{}: zeros)
+    for (index_t t = 1; t < taps; ++t) {
+        const V value = pick(row + t * dil);
+        if constexpr (wide) {
+            add = _mm256_add_epi16(add, step);
+            const __m256i better = _mm256_cmpgt_epi16(value, b);
+            b = _mm256_max_epi16(b, value);
+            c = _mm256_blendv_epi8(c, add, better);
+        } else {
+            add = _mm_add_epi16(add, step);
+            const __m128i better = _mm_cmpgt_epi16(value, b);
+            b = _mm_max_epi16(b, value);
+            c = _mm_blendv_epi8(c, add, better);
+        }
+    }
+    *best = b;
+    *code = c;
+}
+
+template <int S, int Blocks>
+inline index_t coded_pick_taps16_blocks(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+                                        index_t rows, index_t groups, index_t length,
+                                        index_t pitch, index_t first, index_t taps, index_t dil,
+                                        std::uint16_t place, index_t readable, index_t writable) {
+    static_assert(Blocks >= 1 && Blocks <= S, "picks within the S blocks of eight groups");
+    __m128i mask[Blocks];
+    for (int v = 0; v < Blocks; ++v) {
+        mask[v] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(phase_masks16<S>.m[0][v]));
+    }
+    // (Read from a row's start, and written.)
+    const index_t reach = first + (taps - 1) * dil + (groups - 1) * 8 * S + 8 * Blocks;
+    const index_t wide = 8 * groups;
+    if (readable < reach || writable < wide) return 0;
+    const index_t count =
+        std::min({rows, (readable - reach) / length + 1, (writable - wide) / pitch + 1});
+    auto pick = [&](const std::int16_t* at) {
+        __m128i picks = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)), mask[0]);
+        for (int v = 1; v < Blocks; ++v) {
+            picks = _mm_or_si128(picks, _mm_shuffle_epi8(_mm_loadu_si128(
+                reinterpret_cast<const __m128i*>(at + 8 * v)), mask[v]));
+        }
+        return picks;
+    };
+    // Two rows at a time in the halves of 256-bit vectors (the shuffles work within each
+    // half), then a last one on its own.
+    __m256i mask2[Blocks];
+    for (int v = 0; v < Blocks; ++v) mask2[v] = _mm256_broadcastsi128_si256(mask[v]);
+    auto pick2 = [&](const std::int16_t* at) {
+        auto rows2 = [&](const std::int16_t* p) {
+            return _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + length)), 1);
+        };
+        __m256i picks = _mm256_shuffle_epi8(rows2(at), mask2[0]);
+        for (int v = 1; v < Blocks; ++v) {
+            picks = _mm256_or_si256(picks, _mm256_shuffle_epi8(rows2(at + 8 * v), mask2[v]));
+        }
+        return picks;
+    };
+    const __m256i step2 = _mm256_set1_epi16(static_cast<short>(place));
+    index_t o = 0;
+    for (; o + 2 <= count; o += 2) {
+        // (Groups from the last: row o's last group may reach into row o + 1's first, which
+        // is then written after it.)
+        for (index_t g = groups - 1; g >= 0; --g) {
+            __m256i best, code;
+            picked_taps16(pick2, x + o * length + first + g * 8 * S, taps, dil, step2, &best,
+                          &code);
+            // (Row o first: its entries past its windows may be row o + 1's.)
+            std::int16_t* to = d + o * pitch + 8 * g;
+            std::uint16_t* to_code = c + o * pitch + 8 * g;
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to), _mm256_castsi256_si128(best));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to_code), _mm256_castsi256_si128(code));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to + pitch),
+                             _mm256_extracti128_si256(best, 1));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to_code + pitch),
+                             _mm256_extracti128_si256(code, 1));
+        }
+    }
+    const __m128i step = _mm_set1_epi16(static_cast<short>(place));
+    for (; o < count; ++o) {
+        for (index_t g = 0; g < groups; ++g) {
+            __m128i best, code;
+            picked_taps16(pick, x + o * length + first + g * 8 * S, taps, dil, step, &best,
+                          &code);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + o * pitch + 8 * g), best);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(c + o * pitch + 8 * g), code);
+        }
+    }
+    return count;
+}
+
+template <int S>
+inline index_t coded_pick_taps16_step(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+                                      index_t rows, index_t n, index_t length, index_t pitch,
+                                      index_t first, index_t taps, index_t dil,
+                                      std::uint16_t place, index_t readable, index_t writable) {
+    // (More than eight windows: whole groups of eight, each S blocks wide.)
+    if (n > 8) {
+        return coded_pick_taps16_blocks<S, S>(x, d, c, rows, (n + 7) / 8, length, pitch, first,
+                                              taps, dil, place, readable, writable);
+    }
+    switch ((n - 1) * S / 8) {
+        case 0:
+            return coded_pick_taps16_blocks<S, 1>(x, d, c, rows, 1, length, pitch, first, taps,
+                                                  dil, place, readable, writable);
+        case 1:
+            return coded_pick_taps16_blocks<S, 2>(x, d, c, rows, 1, length, pitch, first, taps,
+                                                  dil, place, readable, writable);
+        default:
+            if constexpr (S >= 3) {
+                return coded_pick_taps16_blocks<S, S>(x, d, c, rows, 1, length, pitch, first,
+                                                      taps, dil, place, readable, writable);
+            }
+            return 0;
+    }
+}
+
+// coded_pick_taps16_blocks for steps 2 to 8, n >= 1 windows a row, taps >= 1 (other cases:
+// 0 rows).
+inline index_t coded_pick_taps16(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+                                 index_t rows, index_t n, index_t step, index_t length,
+                                 index_t pitch, index_t first, index_t taps, index_t dil,
+                                 std::uint16_t place, index_t readable, index_t writable) {
+    if (n < 1 || taps < 1) return 0;
+    switch (step) {
+#define OVPOOL_PICK_TAPS_CASE(S)                                                               \
+        case S:                                                                                \
+            return coded_pick_taps16_step<S>(x, d, c, rows, n, length, pitch, first, taps, dil, \
+                                             place, readable, writable);
+        OVPOOL_PICK_TAPS_CASE(2)
+        OVPOOL_PICK_TAPS_CASE(3)
+        OVPOOL_PICK_TAPS_CASE(4)
+        OVPOOL_PICK_TAPS_CASE(5)
+        OVPOOL_PICK_TAPS_CASE(6)
+        OVPOOL_PICK_TAPS_CASE(7)
+        OVPOOL_PICK_TAPS_CASE(8)
+#undef OVPOOL_PICK_TAPS_CASE
+        default: return 0;
+    }
+}
+
 // columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
 // rows - rows % 8 (returned; the rest is the caller's), 32- or 16-bit elements T, width >= 8:
 // eight rows by eight columns at a time through transpose_block, each row read in bounds (the
