@@ -542,6 +542,49 @@ def test_16bit_short_row_picks_keep_their_bits(monkeypatch):
         for axis in (0, 2)])
 
 
+# Strided windows over short rows in many blocks, with indices: (shape, kernel, strides,
+# pads_begin, pads_end, dilations). Last axes shorter than 32 with at most eight strided
+# windows of two taps or more a row (16-bit keys in AVX2 builds: each tap's picks straight
+# from the row, combined in registers; the last rows, whose 16-byte reads would leave the
+# block, and rows of more picks by the run of every stride-1 window); strided windows along
+# the other axes over rows of a few entries in blocks whose runs would be short (one run of
+# every stride-1 window over all blocks at once, then the picks).
+_STRIDED_SHORT_BLOCKS = [
+    ((2, 5, 16, 10, 13), (6, 7, 2), (4, 2, 4), 0, 0, (1, 1, 3)),  # the sweep's #26 windows
+    ((1, 3, 9, 12, 17), (2, 5, 3), (1, 3, 2), (0, 1, 1), (1, 2, 0), (2, 1, 2)),
+    ((2, 2, 40, 19), (4, 4), (3, 3), (1, 0), (2, 1), (1, 2)),
+    ((3, 2, 50, 15), (3, 5), (2, 3), 0, (1, 0), 1),                # five taps
+    ((1, 2, 8, 30, 23), (1, 3, 2), (1, 2, 8), 0, (0, 1, 1), (1, 1, 5)),  # step 8, 3 blocks
+    ((2, 2, 33, 29), (3, 2), (2, 3), 1, 1, 1),                     # ten windows a row
+    # one plane of short output rows (a table of every output's first tap, as for several
+    # planes): the sweep's #119 windows
+    ((1, 1, 21, 30, 28), (3, 6, 2), (1, 2, 3), (1, 1, 0), (3, 1, 0), (3, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32, np.int8])
+def test_strided_short_rows_in_many_blocks_match_the_oracle(dtype):
+    """_STRIDED_SHORT_BLOCKS against the oracle: values bit for bit, int64 and int32 indices,
+    across planes and within them; ties, NaN and all-NaN windows, signed zeros."""
+    rng = np.random.default_rng(47)
+    for shape, k, s, pb, pe, d in _STRIDED_SHORT_BLOCKS:
+        _assert_windows_match(_max_pool_input(rng, dtype, shape, 30), [(k, s, pb, pe, d)])
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_strided_short_rows_in_many_blocks_keep_their_bits(monkeypatch):
+    """_STRIDED_SHORT_BLOCKS on every 16-bit bit pattern (NaN payloads, signed zeros, ties):
+    the same bits and indices from both builds."""
+    xs = [(_every_16bit_pattern_shuffled(t, shape, 97), case)
+          for t in (np.float16, ml_dtypes.bfloat16)
+          for shape, *case in _STRIDED_SHORT_BLOCKS]
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch", axis=axis,
+                        index_element_type=index_type)
+        for x, (k, s, pb, pe, d) in xs
+        for axis, index_type in ((0, "i64"), (2, "i32"))])
+
+
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
 @pytest.mark.usefixtures("max_passes_on_small_planes")
 def test_tap_code_edge_columns_keep_their_bits(monkeypatch):

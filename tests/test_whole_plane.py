@@ -383,3 +383,51 @@ def test_whole_plane_16bit_max_by_keys_matches_the_oracle(monkeypatch, dtype):
         _assert_builds_agree_bitwise(monkeypatch, lambda: [
             ovpool.max_pool(x, 130), ovpool.adaptive_max_pool(x, 1),
             ovpool.max_pool(x[:, :, :17], 17, return_indices=False)])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_whole_plane_16bit_max_keeps_the_first_offset_in_every_lane(monkeypatch, dtype):
+    """The AVX2 build reduces planes of 16 to 32768 16-bit floats in one sweep, each lane of
+    sixteen keeping its largest key and the offset where it first met it (the last vector
+    overlapping the one before): the plane's largest value at every position of planes of
+    16, 17, 31 and 141 elements (the length of a sweep configuration), repeated later in the
+    plane (the first one wins), as a zero of either sign or NaN (read from the input at the
+    winner), and at the ends of planes of 32768 elements and of 32769 (past the one-sweep
+    limit: keys stored, then searched); the oracle's values and indices, both builds alike."""
+    from reference import ref_max_pool
+
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(43)
+    cases = []
+    for n in (16, 17, 31, 141):
+        x = np.full((3, n, n), -5.0, dtype=dtype)
+        x[0, np.arange(n), np.arange(n)] = 2.0
+        x[0, np.arange(n), (np.arange(n) + 7) % n] = np.where(np.arange(n) + 7 >= n, -6.0, 2.0)
+        x[1] = np.where(rng.random((n, n)) < 0.5, -np.inf, np.nan).astype(dtype)
+        x[1, np.arange(n), np.arange(n)] = -0.0
+        x[1, np.arange(n), (np.arange(n) * 5 + 3) % n] = np.where(
+            (np.arange(n) * 5 + 3) % n > np.arange(n), 0.0, -7.0)
+        x[2] = np.nan
+        x.view(np.uint16)[2, np.arange(n), np.arange(n)] ^= 0x8001   # the first NaN's bits
+        cases.append(x)
+    for n in (32768, 32769):
+        x = rng.uniform(-1, 1, size=(1, 6, n)).astype(dtype)
+        for plane, at in enumerate((0, 15, n - 17, n - 16, n - 2, n - 1)):
+            x[0, plane, at] = 4.0
+        x[0, 0, n - 1] = 4.0
+        cases.append(x)
+    for x in cases:
+        n = x.shape[-1]
+        want, want_index = ref_max_pool(x, (n,))
+        nan = np.isnan(want)
+        want_bits = want.view(np.uint16).copy()
+        within = ref_max_pool(x, (n,), axis=2)[1]
+        want_bits[nan] = np.take_along_axis(x.view(np.uint16), within, axis=2)[nan]
+        got, got_index = ovpool.max_pool(x, n)
+        np.testing.assert_array_equal(got_index, want_index, err_msg=str(n))
+        np.testing.assert_array_equal(got.view(np.uint16), want_bits, err_msg=str(n))
+        np.testing.assert_array_equal(ovpool.max_pool(x, n, return_indices=False).view(np.uint16),
+                                      want_bits, err_msg=str(n))
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, lambda: [ovpool.max_pool(x, x.shape[-1])
+                                                           for x in cases])

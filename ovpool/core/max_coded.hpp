@@ -116,6 +116,10 @@ constexpr index_t coded_count_chunk_bytes = 16384;
 // (CodedPlan::start), so that their indices are one flat loop rather than one per row.
 constexpr index_t coded_flat_outputs = index_t{1} << 20;
 
+// A plane alone has that table too when its output rows are shorter than this (float16
+// 51x90x56 -> 51x45x19 with indices: 2295 rows of 19 outputs, 130 instructions a row).
+constexpr index_t coded_flat_row = 64;
+
 // What max_plane_coded needs besides the Geometry, computed once per call.
 struct CodedPlan {
     bool usable = false;
@@ -279,22 +283,36 @@ inline void coded_output_tables(CodedPlan& p, const Geometry& g, index_t planes)
     const index_t out_rows = g.out_plane / h.out_len;
     p.row_start.assign(static_cast<std::size_t>(out_rows), 0);
     p.row_empty.assign(static_cast<std::size_t>(out_rows), 0);
-    std::vector<index_t> at(static_cast<std::size_t>(n), 0);
-    for (index_t r = 0; r < out_rows; ++r) {
-        bool empty = false;
-        for (index_t a = 0; a + 1 < n; ++a) {
-            index_t w = g.offset[a] + at[a];
-            p.row_start[r] += g.begin[w] * p.plane_stride[a];
-            empty = empty || g.count[w] == 0;
+    // Axis by axis, the rows over axes 0 .. a from those over 0 .. a-1 (row r's entries then
+    // row r * out[a] + j's), from the last of them down so that each row is read before it
+    // is overwritten: a few instructions a row, rather than a loop over the axes and a
+    // carry per row (136K instructions a call for 2295 rows).
+    index_t made = 1;
+    for (index_t a = 0; a + 1 < n; ++a) {
+        const index_t out_a = g.output[a], stride = p.plane_stride[a];
+        const index_t* begin = g.begin + g.offset[a];
+        const index_t* count = g.count + g.offset[a];
+        for (index_t r = made - 1; r >= 0; --r) {
+            const std::int64_t start = p.row_start[r];
+            const char empty = p.row_empty[r];
+            std::int64_t* to = p.row_start.data() + r * out_a;
+            char* to_empty = p.row_empty.data() + r * out_a;
+            for (index_t j = 0; j < out_a; ++j) {
+                to[j] = start + begin[j] * stride;
+                to_empty[j] = static_cast<char>(empty | (count[j] == 0));
+            }
         }
-        p.row_empty[r] = empty;
-        if (empty) p.empty_rows.push_back(r);
-        for (index_t a = n - 2; a >= 0 && ++at[a] == g.output[a]; --a) at[a] = 0;
+        made *= out_a;
     }
-    // (Built per call, so only where it is read for several planes of several output rows:
-    // planes of one row have it in h.begin already, and building a copy made one 1-D uint8
-    // plane 258089 -> 129045 with indices 28% slower.)
-    if (out_rows > 1 && planes > 1 && g.out_plane <= coded_flat_outputs) {
+    for (index_t r = 0; r < out_rows; ++r) {
+        if (p.row_empty[r]) p.empty_rows.push_back(r);
+    }
+    // (Built per call, so only where it is read for several planes of several output rows,
+    // or for one plane of short rows, whose row-by-row outputs cost more a row than the
+    // table: planes of one row have it in h.begin already, and building a copy made one 1-D
+    // uint8 plane 258089 -> 129045 with indices 28% slower.)
+    if (out_rows > 1 && (planes > 1 || h.out_len < coded_flat_row) &&
+        g.out_plane <= coded_flat_outputs) {
         p.start.resize(static_cast<std::size_t>(g.out_plane));
         for (index_t r = 0; r < out_rows; ++r) {
             for (index_t j = 0; j < h.out_len; ++j) {
@@ -820,27 +838,53 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         // (Codes 0, in one run over the rows: the edge windows' entries in it are written
         // after.)
         std::fill(c + h.lo, c + (rows - 1) * pitch + h.hi, U{0});
-    } else if (plan.phased) {
-        coded_phased_rows(x, d, c, run_values, rows, h, pitch, place, empty_value);
-    } else if (h.hi > h.lo) {
-        // Every stride-1 window from begin[lo] on, across rows: run element k holds the
-        // window whose first tap is x[begin[lo] + k].
-        index_t span = (h.hi - h.lo - 1) * h.step + 1;
-        index_t n = (rows - 1) * width + span;
-        A* rv = plan.in_place ? d + h.lo : run_values;
-        U* rc = plan.in_place ? c + h.lo : run_codes;
-        coded_window(rv, rc, x + h.begin[h.lo], static_cast<const U*>(nullptr), h.taps, h.dil,
-                     place, n, empty_value);
-        if (!plan.in_place) {
-            // (Steps 2 to 4 as constants: the compiler vectorises the strided reads.)
-            if (h.step == 2) {
-                coded_pick_rows<2>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
-            } else if (h.step == 3) {
-                coded_pick_rows<3>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
-            } else if (h.step == 4) {
-                coded_pick_rows<4>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
-            } else {
-                coded_pick_rows<0>(run_values, run_codes, d, c, rows, h, pitch, plan.run);
+    } else if (plan.phased || h.hi > h.lo) {
+        index_t done = 0;  // rows whose strided windows are written already
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (std::is_same<Src, std::int16_t>::value &&
+                      std::is_same<A, std::int16_t>::value) {
+            // 16-bit keys, strided windows: each tap's picks straight from the rows by byte
+            // shuffles, eight windows at a time, combined in registers, for rows shorter than
+            // 32 (bfloat16 rows of 13, three windows of two taps four apart: 29 instructions
+            // a row through the run of all ten stride-1 windows and the picks) and for longer
+            // rows of windows of two taps (float16 rows of 56, 19 windows three apart: 160
+            // instructions a row through the phases). (The phases cost less with more taps:
+            // one vector step per tap and sixteen windows, after the split.)
+            if (!plan.in_place && (!plan.phased || h.taps <= 2)) {
+                done = simd::coded_pick_taps16(x, d + h.lo, c + h.lo, rows, h.hi - h.lo, h.step,
+                                               width, pitch, h.begin[h.lo], h.taps, h.dil,
+                                               static_cast<std::uint16_t>(place), rows * width,
+                                               rows * pitch - h.lo);
+            }
+        }
+#endif
+        if (done < rows && plan.phased) {
+            coded_phased_rows(x + done * width, d + done * pitch, c + done * pitch, run_values,
+                              rows - done, h, pitch, place, empty_value);
+        } else if (done < rows) {
+            // Every stride-1 window from begin[lo] on, across rows: run element k holds the
+            // window whose first tap is x[begin[lo] + k].
+            const index_t rest = rows - done;
+            const Src* xs = x + done * width;
+            A* ds = d + done * pitch;
+            U* cs = c + done * pitch;
+            index_t span = (h.hi - h.lo - 1) * h.step + 1;
+            index_t n = (rest - 1) * width + span;
+            A* rv = plan.in_place ? ds + h.lo : run_values;
+            U* rc = plan.in_place ? cs + h.lo : run_codes;
+            coded_window(rv, rc, xs + h.begin[h.lo], static_cast<const U*>(nullptr), h.taps,
+                         h.dil, place, n, empty_value);
+            if (!plan.in_place) {
+                // (Steps 2 to 4 as constants: the compiler vectorises the strided reads.)
+                if (h.step == 2) {
+                    coded_pick_rows<2>(run_values, run_codes, ds, cs, rest, h, pitch, plan.run);
+                } else if (h.step == 3) {
+                    coded_pick_rows<3>(run_values, run_codes, ds, cs, rest, h, pitch, plan.run);
+                } else if (h.step == 4) {
+                    coded_pick_rows<4>(run_values, run_codes, ds, cs, rest, h, pitch, plan.run);
+                } else {
+                    coded_pick_rows<0>(run_values, run_codes, ds, cs, rest, h, pitch, plan.run);
+                }
             }
         }
     }
@@ -884,6 +928,24 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
 #else
     (void)run_size;
 #endif
+    // Strided windows over short rows (below): every stride-1 window of the interior in one
+    // flat run per tap. When the blocks' runs would be short against their blocks, one run
+    // over all blocks at once, across the rows between them too (computed, never picked):
+    // fewer vector steps than a vector or two a block plus a run's set-up per block (bfloat16
+    // blocks of ten rows of three entries, seven taps two apart: a run of 9 entries each).
+    const bool short_strided = v.hi > v.lo && v.step != 1 && v.taps > 1 &&
+                               inner < coded_short_run / static_cast<index_t>(sizeof(A));
+    const index_t span = short_strided ? (v.hi - v.lo - 1) * v.step + 1 : 0;
+    constexpr index_t lanes = 32 / static_cast<index_t>(sizeof(A));
+    const bool one_run =
+        short_strided && outer > 1 &&
+        (outer * v.length * inner + lanes - 1) / lanes <=
+            outer * ((span * inner + lanes - 1) / lanes + 1);
+    if (one_run) {
+        coded_window(run_values, run_codes, src + v.begin[v.lo] * inner,
+                     src_code + v.begin[v.lo] * inner, v.taps, gap, place,
+                     ((outer - 1) * v.length + span) * inner, empty_value);
+    }
     for (index_t o = 0; o < outer; ++o) {
         const A* block = src + o * v.length * inner;
         const U* block_code = src_code + o * v.length * inner;
@@ -910,14 +972,18 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
                 j = v.hi - 1;
                 continue;
             }
-            if (interior && inner < coded_short_run / static_cast<index_t>(sizeof(A))) {
+            if (interior && short_strided) {
                 // Strided windows over short rows: every stride-1 window in one flat run per
                 // tap (vector loops rather than loops shorter than a vector), then the
                 // strided ones copied out.
-                index_t span = (v.hi - v.lo - 1) * v.step + 1;
-                coded_window(run_values, run_codes, block + v.begin[j] * inner,
-                             block_code + v.begin[j] * inner, v.taps, gap, place, span * inner,
-                             empty_value);
+                const index_t from = one_run ? o * v.length * inner : 0;
+                if (!one_run) {
+                    coded_window(run_values, run_codes, block + v.begin[j] * inner,
+                                 block_code + v.begin[j] * inner, v.taps, gap, place,
+                                 span * inner, empty_value);
+                }
+                const A* run_block = run_values + from;
+                const U* run_block_codes = run_codes + from;
                 index_t k = 0;
 #if OVPOOL_CORE_HAVE_AVX2
                 if constexpr (sizeof(A) == 2 && sizeof(U) == 2) {
@@ -927,22 +993,23 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
                     // only copies that stay inside the run and the pass's output go so.)
                     if (inner <= 8) {
                         const index_t at = (o * v.out_len + j) * inner;
-                        for (; k < v.hi - v.lo && k * v.step * inner + 8 <= run_size &&
+                        for (; k < v.hi - v.lo && from + k * v.step * inner + 8 <= run_size &&
                                at + k * inner + 8 <= dst_size;
                              ++k) {
-                            simd::copy16_bytes(run_values + k * v.step * inner,
+                            simd::copy16_bytes(run_block + k * v.step * inner,
                                                out + (j + k) * inner);
-                            simd::copy16_bytes(run_codes + k * v.step * inner,
+                            simd::copy16_bytes(run_block_codes + k * v.step * inner,
                                                out_code + (j + k) * inner);
                         }
                     }
                 }
 #endif
                 for (; k < v.hi - v.lo; ++k) {
-                    std::copy(run_values + k * v.step * inner,
-                              run_values + (k * v.step + 1) * inner, out + (j + k) * inner);
-                    std::copy(run_codes + k * v.step * inner,
-                              run_codes + (k * v.step + 1) * inner, out_code + (j + k) * inner);
+                    std::copy(run_block + k * v.step * inner,
+                              run_block + (k * v.step + 1) * inner, out + (j + k) * inner);
+                    std::copy(run_block_codes + k * v.step * inner,
+                              run_block_codes + (k * v.step + 1) * inner,
+                              out_code + (j + k) * inner);
                 }
                 j = v.hi - 1;
                 continue;

@@ -172,13 +172,26 @@ class WholePlaneMax {
             if constexpr (is_half_float<S>) {
                 // The largest key, then (for the index, or for keys 0 and NaN, which values
                 // of different bits share) the first element of that key: the winner.
-                std::int16_t* keys = keys_.get() + worker * n_;
-                half_keys(x_ + p * n_, keys, n_);
-                const std::int16_t best = run_max(static_cast<const std::int16_t*>(keys), n_);
-                const bool shared = best == 0 || best == half_nan_key;
-                if (with_index || shared) {
-                    offset = std::max<index_t>(
-                        run_find(static_cast<const std::int16_t*>(keys), n_, best), 0);
+                std::int16_t best;
+                bool shared;
+#if OVPOOL_CORE_HAVE_AVX2
+                if (n_ >= 16 && n_ <= simd::half_winner_longest) {
+                    // (One sweep over the bits, the keys and offsets in registers, rather
+                    // than keys stored, then the largest, then a search for it.)
+                    offset = simd::half_winner16(reinterpret_cast<const std::uint16_t*>(x_ + p * n_),
+                                                 n_, half_infinity_bits<S>, &best);
+                    shared = best == 0 || best == half_nan_key;
+                } else
+#endif
+                {
+                    std::int16_t* keys = keys_.get() + worker * n_;
+                    half_keys(x_ + p * n_, keys, n_);
+                    best = run_max(static_cast<const std::int16_t*>(keys), n_);
+                    shared = best == 0 || best == half_nan_key;
+                    if (with_index || shared) {
+                        offset = std::max<index_t>(
+                            run_find(static_cast<const std::int16_t*>(keys), n_, best), 0);
+                    }
                 }
                 if (shared) {
                     out_[p] = x_[p * n_ + offset];

@@ -257,20 +257,27 @@ inline index_t coded_taps16(std::int16_t* d, std::uint16_t* c, const std::int16_
 // sixteen at a time: entries [0, returned), the rest left to the caller (none when n >= 16:
 // the last sixteen then overlap the ones before, rewriting the same keys; keys must not
 // overlap bits).
-inline index_t half_keys16(const std::uint16_t* bits, std::int16_t* keys, index_t n,
-                           int infinity) {
-    const __m256i magnitude_bits = _mm256_set1_epi16(0x7fff);
-    const __m256i inf = _mm256_set1_epi16(static_cast<short>(infinity));
-    const __m256i nan_key = _mm256_set1_epi16(static_cast<short>(-32768));
-    auto keys_at = [&](index_t i) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits + i));
+// The keys of sixteen 16-bit floats (max_coded.hpp's half_key; infinity: the bits of +inf).
+struct HalfKeys16 {
+    __m256i magnitude_bits, inf, nan_key;
+    explicit HalfKeys16(int infinity)
+        : magnitude_bits(_mm256_set1_epi16(0x7fff)),
+          inf(_mm256_set1_epi16(static_cast<short>(infinity))),
+          nan_key(_mm256_set1_epi16(static_cast<short>(-32768))) {}
+    __m256i operator()(const std::uint16_t* bits) const {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits));
         const __m256i magnitude = _mm256_and_si256(v, magnitude_bits);
         const __m256i negative = _mm256_srai_epi16(v, 15);  // all ones for a negative sign
-        const __m256i key =
-            _mm256_sub_epi16(_mm256_xor_si256(magnitude, negative), negative);
-        const __m256i nan = _mm256_cmpgt_epi16(magnitude, inf);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys + i),
-                            _mm256_blendv_epi8(key, nan_key, nan));
+        const __m256i key = _mm256_sub_epi16(_mm256_xor_si256(magnitude, negative), negative);
+        return _mm256_blendv_epi8(key, nan_key, _mm256_cmpgt_epi16(magnitude, inf));
+    }
+};
+
+inline index_t half_keys16(const std::uint16_t* bits, std::int16_t* keys, index_t n,
+                           int infinity) {
+    const HalfKeys16 key_of(infinity);
+    auto keys_at = [&](index_t i) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(keys + i), key_of(bits + i));
     };
     index_t i = 0;
     for (; i + 16 <= n; i += 16) keys_at(i);
@@ -279,6 +286,55 @@ inline index_t half_keys16(const std::uint16_t* bits, std::int16_t* keys, index_
         i = n;
     }
     return i;
+}
+
+// The winner of a whole run of n 16-bit floats (16 <= n <= half_winner_longest; infinity:
+// the bits of +inf): the first offset holding the largest key, that key in *best. One sweep
+// over the bits, each lane keeping its largest key and the offset where it first met it (a
+// later key replaces it only when larger); the run's largest key is the lanes' largest, and
+// its first offset the smallest offset among the lanes holding it. The last vector overlaps
+// the one before: its lanes see elements again at their own offsets, later than any the lane
+// saw before, so a tie keeps the lane's earlier offset. The same answer as reduce.hpp's
+// largest key and first search, which the baseline build runs on the stored keys.
+constexpr index_t half_winner_longest = 32768;  // offsets fit int16 lanes
+
+inline index_t half_winner16(const std::uint16_t* bits, index_t n, int infinity,
+                             std::int16_t* best) {
+    const HalfKeys16 key_of(infinity);
+    const __m256i step = _mm256_set1_epi16(16);
+    __m256i at = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m256i key = key_of(bits), first = at;
+    auto take = [&](__m256i candidate, __m256i offsets) {
+        const __m256i larger = _mm256_cmpgt_epi16(candidate, key);
+        key = _mm256_max_epi16(key, candidate);
+        first = _mm256_blendv_epi8(first, offsets, larger);
+    };
+    index_t i = 16;
+    for (; i + 16 <= n; i += 16) {
+        at = _mm256_add_epi16(at, step);
+        take(key_of(bits + i), at);
+    }
+    if (i < n) {
+        take(key_of(bits + n - 16),
+             _mm256_add_epi16(_mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                              _mm256_set1_epi16(static_cast<short>(n - 16))));
+    }
+    // The largest key: PHMINPOSUW on the keys flipped to an unsigned order that falls as the
+    // key rises (key ^ 0x7fff).
+    const __m128i flip = _mm_set1_epi16(0x7fff);
+    const __m128i half_max = _mm_max_epi16(_mm256_castsi256_si128(key),
+                                           _mm256_extracti128_si256(key, 1));
+    const int largest =
+        static_cast<std::int16_t>((_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(half_max, flip))) &
+                                   0xffff) ^ 0x7fff);
+    // The smallest offset of a lane holding it (other lanes 0x7fff, above every offset but
+    // the last possible one, n - 1 = 0x7fff, which then is the answer anyway).
+    const __m256i holds = _mm256_cmpeq_epi16(key, _mm256_set1_epi16(static_cast<short>(largest)));
+    const __m256i offsets = _mm256_or_si256(first, _mm256_andnot_si256(holds, _mm256_set1_epi16(0x7fff)));
+    const __m128i half_min = _mm_min_epu16(_mm256_castsi256_si128(offsets),
+                                           _mm256_extracti128_si256(offsets, 1));
+    *best = static_cast<std::int16_t>(largest);
+    return _mm_cvtsi128_si32(_mm_minpos_epu16(half_min)) & 0xffff;
 }
 
 // max_coded.hpp's half_of_key for keys [0, returned) (sixteen at a time, the rest left to
@@ -476,6 +532,165 @@ inline index_t pick_rows16(const T* from, T* to, index_t rows, index_t n, index_
         case 6: return pick_rows16_step<6>(f, t, rows, n, length, pitch, readable, writable);
         case 7: return pick_rows16_step<7>(f, t, rows, n, length, pitch, readable, writable);
         case 8: return pick_rows16_step<8>(f, t, rows, n, length, pitch, readable, writable);
+        default: return 0;
+    }
+}
+
+// The strided windows lo .. hi-1 of rows, straight from the rows' 16-bit keys x (rows
+// `length` apart, window lo's first tap at `first`) into d, c (rows `pitch` apart), eight
+// windows at a time (`groups` of them a row): for each tap t, the elements first + t * dil,
+// + S, + 2S, ... gathered into one 16-byte vector by byte shuffles (as pick_rows16_blocks
+// picks), then combined as coded_taps16 combines taps (a later tap replaces only when
+// larger; its code t * place). One vector step per tap and eight windows, rather than every
+// stride-1 window of the row computed and then picked, or the row split into its phases
+// (max_coded.hpp's coded_last_pass). Rows while their reads stay below `readable` and their
+// writes (8 * groups entries) below `writable` (returned; lanes past the row's windows hold
+// other entries, which the caller writes again later or which are never outputs).
+// The taps of eight windows (V = __m128i; two rows' eight: __m256i) picked by pick(row + t *
+// dil) for t = 0 .. taps-1, combined as coded_taps16 combines taps: a later tap replaces
+// only when larger, its code t * place (step: place in every lane).
+template <class V, class Pick>
+inline void picked_taps16(const Pick& pick, const std::int16_t* row, index_t taps, index_t dil,
+                          V step, V* best, V* code) {
+    constexpr bool wide = sizeof(V) == 32;
+    V b = pick(row), c{}, add{};  // (V{}: zeros)
+    for (index_t t = 1; t < taps; ++t) {
+        const V value = pick(row + t * dil);
+        if constexpr (wide) {
+            add = _mm256_add_epi16(add, step);
+            const __m256i better = _mm256_cmpgt_epi16(value, b);
+            b = _mm256_max_epi16(b, value);
+            c = _mm256_blendv_epi8(c, add, better);
+        } else {
+            add = _mm_add_epi16(add, step);
+            const __m128i better = _mm_cmpgt_epi16(value, b);
+            b = _mm_max_epi16(b, value);
+            c = _mm_blendv_epi8(c, add, better);
+        }
+    }
+    *best = b;
+    *code = c;
+}
+
+template <int S, int Blocks>
+inline index_t coded_pick_taps16_blocks(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+                                        index_t rows, index_t groups, index_t length,
+                                        index_t pitch, index_t first, index_t taps, index_t dil,
+                                        std::uint16_t place, index_t readable, index_t writable) {
+    static_assert(Blocks >= 1 && Blocks <= S, "picks within the S blocks of eight groups");
+    __m128i mask[Blocks];
+    for (int v = 0; v < Blocks; ++v) {
+        mask[v] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(phase_masks16<S>.m[0][v]));
+    }
+    // (Read from a row's start, and written.)
+    const index_t reach = first + (taps - 1) * dil + (groups - 1) * 8 * S + 8 * Blocks;
+    const index_t wide = 8 * groups;
+    if (readable < reach || writable < wide) return 0;
+    const index_t count =
+        std::min({rows, (readable - reach) / length + 1, (writable - wide) / pitch + 1});
+    auto pick = [&](const std::int16_t* at) {
+        __m128i picks = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)), mask[0]);
+        for (int v = 1; v < Blocks; ++v) {
+            picks = _mm_or_si128(picks, _mm_shuffle_epi8(_mm_loadu_si128(
+                reinterpret_cast<const __m128i*>(at + 8 * v)), mask[v]));
+        }
+        return picks;
+    };
+    // Two rows at a time in the halves of 256-bit vectors (the shuffles work within each
+    // half), then a last one on its own.
+    __m256i mask2[Blocks];
+    for (int v = 0; v < Blocks; ++v) mask2[v] = _mm256_broadcastsi128_si256(mask[v]);
+    auto pick2 = [&](const std::int16_t* at) {
+        auto rows2 = [&](const std::int16_t* p) {
+            return _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + length)), 1);
+        };
+        __m256i picks = _mm256_shuffle_epi8(rows2(at), mask2[0]);
+        for (int v = 1; v < Blocks; ++v) {
+            picks = _mm256_or_si256(picks, _mm256_shuffle_epi8(rows2(at + 8 * v), mask2[v]));
+        }
+        return picks;
+    };
+    const __m256i step2 = _mm256_set1_epi16(static_cast<short>(place));
+    index_t o = 0;
+    for (; o + 2 <= count; o += 2) {
+        // (Groups from the last: row o's last group may reach into row o + 1's first, which
+        // is then written after it.)
+        for (index_t g = groups - 1; g >= 0; --g) {
+            __m256i best, code;
+            picked_taps16(pick2, x + o * length + first + g * 8 * S, taps, dil, step2, &best,
+                          &code);
+            // (Row o first: its entries past its windows may be row o + 1's.)
+            std::int16_t* to = d + o * pitch + 8 * g;
+            std::uint16_t* to_code = c + o * pitch + 8 * g;
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to), _mm256_castsi256_si128(best));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to_code), _mm256_castsi256_si128(code));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to + pitch),
+                             _mm256_extracti128_si256(best, 1));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(to_code + pitch),
+                             _mm256_extracti128_si256(code, 1));
+        }
+    }
+    const __m128i step = _mm_set1_epi16(static_cast<short>(place));
+    for (; o < count; ++o) {
+        for (index_t g = 0; g < groups; ++g) {
+            __m128i best, code;
+            picked_taps16(pick, x + o * length + first + g * 8 * S, taps, dil, step, &best,
+                          &code);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + o * pitch + 8 * g), best);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(c + o * pitch + 8 * g), code);
+        }
+    }
+    return count;
+}
+
+template <int S>
+inline index_t coded_pick_taps16_step(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+                                      index_t rows, index_t n, index_t length, index_t pitch,
+                                      index_t first, index_t taps, index_t dil,
+                                      std::uint16_t place, index_t readable, index_t writable) {
+    // (More than eight windows: whole groups of eight, each S blocks wide.)
+    if (n > 8) {
+        return coded_pick_taps16_blocks<S, S>(x, d, c, rows, (n + 7) / 8, length, pitch, first,
+                                              taps, dil, place, readable, writable);
+    }
+    switch ((n - 1) * S / 8) {
+        case 0:
+            return coded_pick_taps16_blocks<S, 1>(x, d, c, rows, 1, length, pitch, first, taps,
+                                                  dil, place, readable, writable);
+        case 1:
+            return coded_pick_taps16_blocks<S, 2>(x, d, c, rows, 1, length, pitch, first, taps,
+                                                  dil, place, readable, writable);
+        default:
+            if constexpr (S >= 3) {
+                return coded_pick_taps16_blocks<S, S>(x, d, c, rows, 1, length, pitch, first,
+                                                      taps, dil, place, readable, writable);
+            }
+            return 0;
+    }
+}
+
+// coded_pick_taps16_blocks for steps 2 to 8, n >= 1 windows a row, taps >= 1 (other cases:
+// 0 rows).
+inline index_t coded_pick_taps16(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+                                 index_t rows, index_t n, index_t step, index_t length,
+                                 index_t pitch, index_t first, index_t taps, index_t dil,
+                                 std::uint16_t place, index_t readable, index_t writable) {
+    if (n < 1 || taps < 1) return 0;
+    switch (step) {
+#define OVPOOL_PICK_TAPS_CASE(S)                                                               \
+        case S:                                                                                \
+            return coded_pick_taps16_step<S>(x, d, c, rows, n, length, pitch, first, taps, dil, \
+                                             place, readable, writable);
+        OVPOOL_PICK_TAPS_CASE(2)
+        OVPOOL_PICK_TAPS_CASE(3)
+        OVPOOL_PICK_TAPS_CASE(4)
+        OVPOOL_PICK_TAPS_CASE(5)
+        OVPOOL_PICK_TAPS_CASE(6)
+        OVPOOL_PICK_TAPS_CASE(7)
+        OVPOOL_PICK_TAPS_CASE(8)
+#undef OVPOOL_PICK_TAPS_CASE
         default: return 0;
     }
 }
