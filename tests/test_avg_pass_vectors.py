@@ -191,13 +191,29 @@ EIGHT_BIT_SHORT = [
 ]
 
 # int8 / uint8 windows strided 3 or 4 apart, three taps or more, on rows summed a few at a
-# time (the dense sums at every position, every step-th picked eight at a time in AVX2
-# builds): long rows in pieces (the sweep's 68 rows of 3813), and short rows grouped into
-# one run (the last picks of a group's last row one at a time).
+# time (the dense sums at every position, in int16 when the window volume allows, every
+# step-th picked eight (int32) or sixteen (int16) at a time in AVX2 builds): long rows in
+# pieces (the sweep's 68 rows of 3813), and short rows grouped into one run (the last picks
+# of a group's last row one at a time).
 EIGHT_BIT_PICKED = [
     ((1, 9, 3813), (4,), (3,), (0,), (0,), (3,), "ceil", "same_lower"),
     ((1, 9, 203), (4,), (3,), (2,), (1,), (3,), "ceil", "explicit"),
     ((1, 7, 301), (3,), (4,), (0,), (2,), (2,), "floor", "explicit"),
+]
+
+# int8 / uint8 rows strided 3 or 4 apart (three taps or more) whose partial sums stay within
+# int16: the passes sum them in int16 (the dense sums, sixteen picked at a time in AVX2
+# builds), also over many rows, where int32 sums take the columns: the sweep's 8 planes of
+# 111x136, rows of 3813 with one tap of padding either side, windows of the largest volume
+# in int16 (128: uint8 and int8; 255: int8 only, uint8 in int32), a 3-D plane.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+EIGHT_BIT_SHORT_STRIDED = [
+    ((1, 3, 111, 136), (3, 6), (4, 3), (0, 4), (1, 3), (1, 2), "ceil_torch", "explicit"),
+    ((1, 6, 3813), (4,), (3,), (1,), (1,), (3,), "ceil", "explicit"),
+    ((1, 2, 40, 170), (8, 16), (1, 4), (3, 7), (4, 8), (1, 1), "floor", "explicit"),
+    ((1, 2, 40, 170), (15, 17), (2, 3), (7, 8), (7, 8), (1, 1), "floor", "explicit"),
+    ((1, 2, 7, 9, 101), (3, 2, 5), (2, 1, 4), (1, 0, 2), (1, 1, 2), (1, 2, 2), "ceil",
+     "explicit"),
 ]
 
 
@@ -210,7 +226,7 @@ def _pool_eight_bit(case, x):
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])
 @pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
                          EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS + EIGHT_BIT_SHORT +
-                         EIGHT_BIT_PICKED)
+                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED)
 def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
     """Random values and whole rows and planes at the type's extremes (the largest sums),
     both divisor rules: the oracle's values, rounded half to even."""
@@ -229,7 +245,7 @@ def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
 
 @pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
                          EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS + EIGHT_BIT_SHORT +
-                         EIGHT_BIT_PICKED)
+                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED)
 def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
     """Each plane gets the bytes of that plane alone, with one or two threads (row parts for
     the few-plane calls), and both builds agree."""

@@ -397,13 +397,28 @@ inline A* dense_buffer_near(A* space, const Src* near) {
 // out[j] = sums[j * step] for j < n, reading no element of sums from `avail` on (avail >
 // (n - 1) * step): the strided windows' sums out of the dense ones. With AVX2, 32-bit sums
 // 2 to 4 apart go eight at a time, each lane permuted out of the step vectors holding them
-// (simd::phase8; the scalar loop took two thirds of int8 1x68x3813 k4 s3 d3's time), as far
-// as those vectors stay before `avail`. A copy, so the same bits.
+// (simd::phase8; the scalar loop took two thirds of int8 1x68x3813 k4 s3 d3's time), and
+// int16 sums sixteen at a time, the OR of one byte shuffle of each vector (simd::phase16),
+// as far as those vectors stay before `avail`. A copy, so the same bits.
 template <class A>
 inline void pick_strided(A* out, const A* sums, index_t step, index_t n, index_t avail) {
     (void)avail;  // (bounds the vector picks only, which the baseline build has not)
     index_t j = 0;
 #if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<A, std::int16_t>::value) {
+        const index_t groups = std::min(n, avail / step) / 16 * 16;  // (reads below avail)
+        auto pick = [&](auto width) {
+            constexpr int S = decltype(width)::value;
+            for (; j < groups; j += 16) {
+                __m256i in[S];
+                simd::load_groups16<S>(sums + j * S, in);
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), simd::phase16<S>(in, 0));
+            }
+        };
+        if (step == 2) pick(std::integral_constant<int, 2>());
+        if (step == 3) pick(std::integral_constant<int, 3>());
+        if (step == 4) pick(std::integral_constant<int, 4>());
+    }
     if constexpr (sizeof(A) == 4) {
         const index_t groups = std::min(n, avail / step) / 8 * 8;  // (reads below avail)
         auto pick = [&](auto width) {
@@ -421,6 +436,16 @@ inline void pick_strided(A* out, const A* sums, index_t step, index_t n, index_t
     }
 #endif
     for (; j < n; ++j) out[j] = sums[j * step];
+}
+
+// Whether sum_last_axis takes w's full windows from dense sums (sum_strided_windows) when the
+// columns do not take them: up to four times the additions, but in vectors, rather than one
+// strided element at a time. (16-bit floats also with stride 2 and two taps: their strided
+// loop converts and adds one element at a time, the dense sums eight.)
+template <class Src, class A>
+inline bool dense_strided_sums(const AxisTable& w) {
+    return (w.step > 2 || (is_half<Src>::value && w.step == 2)) && w.step <= 4 &&
+           (w.taps > 2 || (is_half<Src>::value && w.taps > 1)) && !std::is_same<A, wide_t>::value;
 }
 
 template <class Src, class A>
@@ -543,13 +568,8 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         }
         return;
     }
-    // Strided full windows from dense sums (see sum_strided_windows): up to four times the
-    // additions, but in vectors, rather than one strided element at a time.
-    // (16-bit floats also with stride 2 and two taps: their strided loop converts and adds
-    // one element at a time, the dense sums eight.)
-    bool dense = (w.step > 2 || (is_half<Src>::value && w.step == 2)) && w.step <= 4 &&
-                 (w.taps > 2 || (is_half<Src>::value && w.taps > 1)) &&
-                 !std::is_same<A, wide_t>::value;
+    // Strided full windows from dense sums (see dense_strided_sums).
+    const bool dense = dense_strided_sums<Src, A>(w);
     for (index_t o = 0; o < outer; ++o) {
         const Src* row = src + o * w.length;
         A* out = dst + o * w.out_len;
@@ -1026,17 +1046,20 @@ bool exact_pass_order(const Geometry& g, PassOrder* order) {
 // Whether averages of S over g take the passes in int16 sums (`AvgJob`): int8 / uint8 inputs
 // whose every partial sum stays within int16 (a window volume of at most 255 for int8, 128
 // for uint8, as the int16 plane blocks), so that each vector instruction adds sixteen lanes
-// rather than eight int32 ones, over rows whose windows step one apart along the last axis
-// and of more than sixteen elements in and out: the passes' AVX2 paths for strided last axes
-// (columns, strided picks) and short rows sum int32 only (uint8 1x198x30x83 k4,6 s2,1 d2,2:
-// 2.84 -> 2.29 M instructions a call, with the float32 divisors). Exact integer sums, so the
-// same averages either way.
+// rather than eight int32 ones, over rows whose windows step one apart along the last axis,
+// or are taken from the dense sums (dense_strided_sums: 3 or 4 apart, three taps or more;
+// picked sixteen at a time), of more than sixteen elements in and out: the passes' AVX2
+// columns, the strided sums of fewer taps and short rows sum int32 only (uint8 1x198x30x83
+// k4,6 s2,1 d2,2: 2.84 -> 2.29 M instructions a call, with the float32 divisors; int8
+// 1x68x3813 k4 s3 d3: 0.18 -> 0.08 ms a call on one thread; 8x111x136 k3,6 s4,3, which took
+// the int32 columns: 0.05 -> 0.04 ms). Exact integer sums, so the same averages either way.
 template <class S>
 inline bool short_passes_suit(const Geometry& g) {
     if constexpr (std::is_integral<S>::value && sizeof(S) == 1) {
         if (g.naxes < 1 || !sums_fit<std::int16_t>(g, narrow_avg_accumulator<S>::largest)) return false;
         AxisTable w = axis_table(g, g.naxes - 1);
-        return w.step == 1 && w.length > 16 && w.out_len > 16;
+        return (w.step == 1 || dense_strided_sums<S, std::int16_t>(w)) && w.length > 16 &&
+               w.out_len > 16;
     } else {
         (void)g;
         return false;

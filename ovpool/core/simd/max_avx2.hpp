@@ -376,67 +376,17 @@ inline void row_phases8(const float* row, float* to, index_t block, index_t full
     if (j < full) phases8<S>(row + (full - 8) * S, to + full - 8, block);
 }
 
-// The byte shuffles of phases16: mask [q][v] moves, within 16 bytes, the 16-bit elements of
-// phase q (elements q, q + S, ..., q + 7S of eight groups of S) held by the group's vector v
-// (elements 8v .. 8v + 7) to their places in the phase; the other bytes are zeroed (0x80).
-template <int S>
-struct PhaseMasks16 {
-    std::uint8_t m[S][S][16];
-};
-
-template <int S>
-constexpr PhaseMasks16<S> make_phase_masks16() {
-    PhaseMasks16<S> p{};
-    for (int q = 0; q < S; ++q) {
-        for (int v = 0; v < S; ++v) {
-            for (int j = 0; j < 8; ++j) {
-                const int e = j * S + q;
-                const bool mine = e / 8 == v;
-                p.m[q][v][2 * j] = mine ? static_cast<std::uint8_t>(2 * (e % 8)) : 0x80;
-                p.m[q][v][2 * j + 1] = mine ? static_cast<std::uint8_t>(2 * (e % 8) + 1) : 0x80;
-            }
-        }
-    }
-    return p;
-}
-
-template <int S>
-inline constexpr PhaseMasks16<S> phase_masks16 = make_phase_masks16<S>();
-
 // The phases of 16 (V = __m256i) or 8 (V = __m128i) consecutive groups of S 16-bit elements
-// at `from` (max_coded.hpp's coded_phases): phase q stored at to + q * block. Each phase is
-// the OR of one byte shuffle of each of the S vectors of eight groups (a 256-bit vector holds
-// the first eight groups in its low half, the next eight in its high half). No gathers; a
-// copy, so the bits are the scalar loop's.
+// at `from` (max_coded.hpp's coded_phases): phase q stored at to + q * block, each
+// transpose_avx2.hpp's phase16 of the loaded groups. No gathers; a copy, so the bits are the
+// scalar loop's.
 template <int S, class V>
 inline void phases16_at(const std::int16_t* from, std::int16_t* to, index_t block) {
-    static_assert(S >= 2 && S <= 8, "one to eight vectors per phase");
-    constexpr bool wide = sizeof(V) == 32;
     V in[S];
-    for (int v = 0; v < S; ++v) {
-        const __m128i low = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 8 * v));
-        if constexpr (wide) {
-            const __m128i high =
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 8 * S + 8 * v));
-            in[v] = _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1);
-        } else {
-            in[v] = low;
-        }
-    }
+    load_groups16<S>(from, in);
     for (int q = 0; q < S; ++q) {
-        V phase;
-        for (int v = 0; v < S; ++v) {
-            const __m128i m =
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(phase_masks16<S>.m[q][v]));
-            if constexpr (wide) {
-                const __m256i part = _mm256_shuffle_epi8(in[v], _mm256_broadcastsi128_si256(m));
-                phase = v == 0 ? part : _mm256_or_si256(phase, part);
-            } else {
-                const __m128i part = _mm_shuffle_epi8(in[v], m);
-                phase = v == 0 ? part : _mm_or_si128(phase, part);
-            }
-        }
-        if constexpr (wide) {
+        const V phase = phase16<S>(in, q);
+        if constexpr (sizeof(V) == 32) {
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + q * block), phase);
         } else {
             _mm_storeu_si128(reinterpret_cast<__m128i*>(to + q * block), phase);

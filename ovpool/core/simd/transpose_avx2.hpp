@@ -1,12 +1,15 @@
 // AVX2 transposes: eight vectors of 32-bit lanes in registers, eight of 16-bit lanes (8x8),
-// two 16x16 byte matrices in registers, and square blocks of 2-, 4- and 8-byte elements (8x8,
-// 8x8 and 4x4: one 16- or 32-byte vector per row) between rows given by pointers.
+// the phases of groups of 32- and 16-bit elements, two 16x16 byte matrices in registers, and
+// square blocks of 2-, 4- and 8-byte elements (8x8, 8x8 and 4x4: one 16- or 32-byte vector
+// per row) between rows given by pointers.
 // Only the bits move (shuffles, no arithmetic), so the result is the scalar copy's, NaN
 // payloads included.
 //
 // Compiled only when OVPOOL_CORE_HAVE_AVX2; callers test that macro.
 #ifndef OVPOOL_CORE_SIMD_TRANSPOSE_AVX2_HPP
 #define OVPOOL_CORE_SIMD_TRANSPOSE_AVX2_HPP
+
+#include <cstdint>
 
 #include "../config.hpp"
 #include "../types.hpp"
@@ -52,6 +55,71 @@ inline __m256 phase8(const __m256* in, int q) {
     for (int v = 1; v < S; ++v) {
         __m256 mine = _mm256_castsi256_ps(_mm256_cmpeq_epi32(vector, _mm256_set1_epi32(v)));
         phase = _mm256_blendv_ps(phase, _mm256_permutevar8x32_ps(in[v], within), mine);
+    }
+    return phase;
+}
+
+// The byte shuffles of phase16: mask [q][v] moves, within 16 bytes, the 16-bit elements of
+// phase q (elements q, q + S, ..., q + 7S of eight groups of S) held by the group's vector v
+// (elements 8v .. 8v + 7) to their places in the phase; the other bytes are zeroed (0x80).
+template <int S>
+struct PhaseMasks16 {
+    std::uint8_t m[S][S][16];
+};
+
+template <int S>
+constexpr PhaseMasks16<S> make_phase_masks16() {
+    PhaseMasks16<S> p{};
+    for (int q = 0; q < S; ++q) {
+        for (int v = 0; v < S; ++v) {
+            for (int j = 0; j < 8; ++j) {
+                const int e = j * S + q;
+                const bool mine = e / 8 == v;
+                p.m[q][v][2 * j] = mine ? static_cast<std::uint8_t>(2 * (e % 8)) : 0x80;
+                p.m[q][v][2 * j + 1] = mine ? static_cast<std::uint8_t>(2 * (e % 8) + 1) : 0x80;
+            }
+        }
+    }
+    return p;
+}
+
+template <int S>
+inline constexpr PhaseMasks16<S> phase_masks16 = make_phase_masks16<S>();
+
+// 16 (V = __m256i) or 8 (V = __m128i) consecutive groups of S 16-bit elements at `from`, as
+// phase16 takes them: in[v] holds elements 8v .. 8v + 7 of the first eight groups (and, in a
+// 256-bit vector's high half, of the next eight).
+template <int S, class V>
+inline void load_groups16(const std::int16_t* from, V* in) {
+    static_assert(S >= 2 && S <= 8, "one to eight vectors per phase");
+    for (int v = 0; v < S; ++v) {
+        const __m128i low = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 8 * v));
+        if constexpr (sizeof(V) == 32) {
+            const __m128i high =
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + 8 * S + 8 * v));
+            in[v] = _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1);
+        } else {
+            in[v] = low;
+        }
+    }
+}
+
+// Phase q (elements q, q + S, ..., of each group of S) of the groups load_groups16 loaded:
+// the OR of one byte shuffle of each of the S vectors. No gathers; a copy, so the bits are
+// the scalar loop's.
+template <int S, class V>
+inline V phase16(const V* in, int q) {
+    V phase;
+    for (int v = 0; v < S; ++v) {
+        const __m128i m =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(phase_masks16<S>.m[q][v]));
+        if constexpr (sizeof(V) == 32) {
+            const __m256i part = _mm256_shuffle_epi8(in[v], _mm256_broadcastsi128_si256(m));
+            phase = v == 0 ? part : _mm256_or_si256(phase, part);
+        } else {
+            const __m128i part = _mm_shuffle_epi8(in[v], m);
+            phase = v == 0 ? part : _mm_or_si128(phase, part);
+        }
     }
     return phase;
 }
