@@ -244,18 +244,22 @@ TINY = [((3, 7, 3, 5), (1, 2)), ((1, 40, 5, 5), (2, 2)), ((3, 3, 13), (4,)),
         ((1, 21, 9), (2,)), ((1, 9, 6, 4), (2, 1))]
 
 
+def _exact_inputs(shape, dtype, rng):
+    """Inputs whose sums are exact in every accumulator: the integer type's whole range, or
+    small integers with -0 for every zero and 2% NaN."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+    x = rng.integers(-8, 9, size=shape).astype(dtype)
+    x[x == 0] = -0.0
+    x.reshape(-1)[rng.random(x.size) < 0.02] = np.nan
+    return x
+
+
 @pytest.mark.parametrize("shape, size", TINY)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "uint8", "int8", "int32"])
 def test_tiny_planes_of_two_or_four_outputs_match_the_oracle(shape, size, dtype):
-    dtype = _dtype(dtype)
-    rng = np.random.default_rng(53)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
-    else:
-        x = rng.integers(-8, 9, size=shape).astype(dtype)
-        x[x == 0] = -0.0
-        x.reshape(-1)[rng.random(x.size) < 0.02] = np.nan
+    x = _exact_inputs(shape, _dtype(dtype), np.random.default_rng(53))
     for threads in (1, 2):
         previous = ovpool.get_num_threads()
         ovpool.set_num_threads(threads)
@@ -336,3 +340,40 @@ def test_byte_upsampling_in_short_lanes_matches_the_oracle(monkeypatch, shape, s
     if __import__("test_kernels")._avx2_build() is not None:
         _assert_builds_agree_bitwise(monkeypatch, lambda: [
             ovpool.adaptive_avg_pool(x, size) for x in cases])
+
+
+# Windows of one to five taps along axis 0 (1 and 2 -> 2, 3 -> 2, 5 -> 2, 7 -> 2, 9 -> 2 give
+# 1, 2, 3, 4 and 5 taps: add_lane_rows' unrolled counts and its loop) under axes of one to
+# three taps, so that both the first partial sum of axes 1 and 2 (taken as it is) and the
+# later ones (added) occur; 20 planes of at most 128 elements, shrinking: the lanes path
+# (AvgLanes::suits), one full block and a part-empty one.
+AXIS0_TAPS = [((1, 20, 2, 5, 3), (2, 2, 2)), ((1, 20, 3, 7), (2, 3)),
+              ((1, 20, 5, 5), (2, 2)), ((1, 20, 7, 4, 2), (2, 2, 1)), ((1, 20, 9), (2,)),
+              ((2, 10, 9, 3, 2), (2, 2, 2))]
+
+
+@pytest.mark.parametrize("shape, size", AXIS0_TAPS)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "uint8"])
+def test_axis0_windows_of_one_to_five_taps_match_the_oracle(shape, size, dtype):
+    """Exact sums (small integers, -0, NaN, infinities in float planes; the extremes in integer
+    ones), so the oracle's averages are the lanes' to the bit; a plane of -0 averages to +0."""
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(67)
+    x = _exact_inputs(shape, dtype, rng)
+    if dtype.kind == "f":
+        x.reshape(-1)[rng.random(x.size) < 0.02] = -np.inf
+        x.reshape(20, -1)[4] = -0.0
+    got = ovpool.adaptive_avg_pool(x, size)
+    assert_same_averages(got, ref_adaptive_avg_pool(x, size))
+    if dtype.kind == "f":
+        zeros = got.reshape(20, -1)[4].astype(np.float64)
+        assert (zeros == 0).all() and not np.signbit(zeros).any()
+
+
+@pytest.mark.parametrize("shape, size", AXIS0_TAPS)
+def test_axis0_windows_of_one_to_five_taps_keep_their_bits(monkeypatch, shape, size):
+    """Random floats (sums that round): each plane's bits are those of the plane pooled alone
+    by the passes, on one or two threads, and both builds agree."""
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 71,
+        (np.float32, np.float16, np.int8))

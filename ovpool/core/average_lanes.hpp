@@ -337,6 +337,18 @@ inline void unstage_bytes(std::int16_t* staged, index_t n, index_t count, S* out
 #endif
 }
 
+// total += rows r, r + pitch, ..., n of them, in that order; T: n as a constant (the taps
+// unrolled), or 0 for any n (a loop).
+template <index_t T, class A, index_t L>
+inline void add_lane_rows(Lanes<A, L>& total, const A* r, index_t n, index_t pitch) {
+    if constexpr (T > 0) {
+        (void)n;
+        for (index_t t = 0; t < T; ++t, r += pitch) total.add(r);
+    } else {
+        for (index_t t = 0; t < n; ++t, r += pitch) total.add(r);
+    }
+}
+
 // Sums of the outputs whose axis-0 position is in [j0, j1) (whole rows of axis 0, in
 // row-major order) of the block in `block` (transposed, L lanes), put by put_sums (k counting
 // those outputs from 0) for the first `count` lanes. N: the spatial axes (1 to 3).
@@ -369,35 +381,58 @@ void lane_sums(const A* block, A* staged, A* sums, index_t stride, index_t count
     for (index_t u = j0; u < j1; ++u) {
         const A* b0 = block + begin[0][u] * pitch[0];
         const index_t n0 = taps[0][u];
-        for (index_t v = 0; v < out_len[1]; ++v) {
-            const A* b1 = b0 + begin[1][v] * pitch[1];
-            const index_t n1 = taps[1][v];
-            for (index_t w = 0; w < out_len[2]; ++w, ++k) {
-                const A* b2 = b1 + begin[2][w] * pitch[2];
-                const index_t n2 = taps[2][w];
-                Lanes<A, L> total = Lanes<A, L>::zero();
-                if constexpr (std::is_floating_point<A>::value) {
-                    // Axis 0 innermost (the passes sum it first), axis 2 outermost.
-                    for (index_t t2 = 0; t2 < n2; ++t2) {
-                        Lanes<A, L> middle = Lanes<A, L>::zero();
-                        for (index_t t1 = 0; t1 < n1; ++t1) {
-                            Lanes<A, L> inner = Lanes<A, L>::zero();
-                            const A* r = b2 + t2 * pitch[2] + t1 * pitch[1];
-                            for (index_t t0 = 0; t0 < n0; ++t0, r += pitch[0]) inner.add(r);
-                            middle.add(inner);
+        // The outputs of axis-0 window u, its tap count T a constant when it is one to four
+        // (tiny planes: each tap its additions alone, not also a loop's count and branch).
+        auto outputs = [&](auto taps0) {
+            constexpr index_t T = decltype(taps0)::value;
+            for (index_t v = 0; v < out_len[1]; ++v) {
+                const A* b1 = b0 + begin[1][v] * pitch[1];
+                const index_t n1 = taps[1][v];
+                for (index_t w = 0; w < out_len[2]; ++w, ++k) {
+                    const A* b2 = b1 + begin[2][w] * pitch[2];
+                    const index_t n2 = taps[2][w];
+                    Lanes<A, L> total = Lanes<A, L>::zero();
+                    if constexpr (std::is_floating_point<A>::value) {
+                        // Axis 0 innermost (the passes sum it first), axis 2 outermost. The
+                        // first partial sum of axes 1 and 2 is taken as it is rather than
+                        // added to +0: a sum started from +0 is never -0, and adding it to +0
+                        // gives its own bits.
+                        for (index_t t2 = 0; t2 < n2; ++t2) {
+                            Lanes<A, L> middle = Lanes<A, L>::zero();
+                            for (index_t t1 = 0; t1 < n1; ++t1) {
+                                Lanes<A, L> inner = Lanes<A, L>::zero();
+                                add_lane_rows<T>(inner, b2 + t2 * pitch[2] + t1 * pitch[1], n0,
+                                                 pitch[0]);
+                                if (t1 == 0) {
+                                    middle = inner;
+                                } else {
+                                    middle.add(inner);
+                                }
+                            }
+                            if (t2 == 0) {
+                                total = middle;
+                            } else {
+                                total.add(middle);
+                            }
                         }
-                        total.add(middle);
-                    }
-                } else {
-                    for (index_t t2 = 0; t2 < n2; ++t2) {
-                        for (index_t t1 = 0; t1 < n1; ++t1) {
-                            const A* r = b2 + t2 * pitch[2] + t1 * pitch[1];
-                            for (index_t t0 = 0; t0 < n0; ++t0, r += pitch[0]) total.add(r);
+                    } else {
+                        for (index_t t2 = 0; t2 < n2; ++t2) {
+                            for (index_t t1 = 0; t1 < n1; ++t1) {
+                                add_lane_rows<T>(total, b2 + t2 * pitch[2] + t1 * pitch[1], n0,
+                                                 pitch[0]);
+                            }
                         }
                     }
+                    put_sums(total, k, staged, sums, stride, count);
                 }
-                put_sums(total, k, staged, sums, stride, count);
             }
+        };
+        switch (n0) {
+            case 1: outputs(std::integral_constant<index_t, 1>()); break;
+            case 2: outputs(std::integral_constant<index_t, 2>()); break;
+            case 3: outputs(std::integral_constant<index_t, 3>()); break;
+            case 4: outputs(std::integral_constant<index_t, 4>()); break;
+            default: outputs(std::integral_constant<index_t, 0>()); break;
         }
     }
 }
