@@ -197,3 +197,56 @@ def test_int16_block_sums_at_their_limit_match_the_oracle(monkeypatch, dtype):
             at += 1
     if _avx2_build() is not None:
         _assert_builds_agree_bitwise(monkeypatch, pool)
+
+
+# int16 blocks in the AVX2 build: each window of a block's axis is a few vectors' additions
+# with the tap count unrolled (one to eight taps, a loop beyond), and the averages are taken in
+# the lanes from each divisor's inverse (q0 = s * y, then one fused correction) rather than by
+# a division. Windows of 1 to 12 taps along each axis, divisors of every size up to 60 (the
+# kernel volume with padding, or the taps without), and sums of every residue: half-way sums
+# (a sum that is an odd multiple of half its divisor) must round to even as the scalar rule
+# does, and an empty window (its taps all in padding, divisor 0) must average to 0.
+SHORT_WINDOWS = [((k0, k1), (1, 1), (k0 // 2, k1 // 2), ((k0 - 1) // 2, (k1 - 1) // 2))
+                 for k0, k1 in [(1, 1), (2, 3), (3, 4), (5, 6), (7, 8), (9, 2), (1, 12),
+                                (12, 1), (4, 11), (6, 10)]]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_int16_block_averages_of_every_tap_count_and_divisor(monkeypatch, dtype):
+    from test_kernels import _assert_builds_agree_bitwise, _avx2_build
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(5)
+    x = rng.integers(info.min, info.max, endpoint=True, size=(2, 19, 13, 14)).astype(dtype)
+    # Half-way sums: planes of one value v, whose window of n taps sums to n * v, and of
+    # alternating v and v + 1, whose sums are odd multiples of half of many divisors.
+    for p, v in enumerate(range(1, 9)):
+        x[0, p] = v if p % 2 else np.add.outer(np.arange(13), np.arange(14)) % 2 + v
+
+    def pool():
+        results = []
+        for kernel, strides, begin, end in SHORT_WINDOWS:
+            for exclude_pad in (True, False):
+                results.append(ovpool.avg_pool(x, kernel, strides, begin, end, (1, 1),
+                                               exclude_pad=exclude_pad, rounding_type="floor"))
+        # The last window of each row past the end, all in padding (ceil rounding): divisor 0
+        # with exclude_pad, an average of 0.
+        for exclude_pad in (True, False):
+            results.append(ovpool.avg_pool(x, (2, 2), (3, 3), (0, 0), (1, 1), (1, 1),
+                                           exclude_pad=exclude_pad, rounding_type="ceil"))
+        return results
+
+    got = pool()
+    at = 0
+    for kernel, strides, begin, end in SHORT_WINDOWS:
+        for exclude_pad in (True, False):
+            want = ref_avg_pool(x, kernel, strides, begin, end, (1, 1), exclude_pad=exclude_pad,
+                                rounding_type="floor")
+            np.testing.assert_array_equal(got[at], want, err_msg=f"{kernel} {exclude_pad}")
+            at += 1
+    for exclude_pad in (True, False):
+        want = ref_avg_pool(x, (2, 2), (3, 3), (0, 0), (1, 1), (1, 1), exclude_pad=exclude_pad,
+                            rounding_type="ceil")
+        np.testing.assert_array_equal(got[at], want, err_msg=f"past the end {exclude_pad}")
+        at += 1
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, pool)

@@ -340,9 +340,9 @@ class AvgBlocks {
         short_scratch_ = allocate<std::int16_t>(workers * short_per_worker_);
 #if OVPOOL_CORE_HAVE_AVX2
         if (L == 16 && small_divisors_) {
-            lane_divisors_ = allocate<float>(g.out_plane);
+            lane_divisors_ = allocate<float>(2 * g.out_plane);
             for (index_t k = 0; k < g.out_plane; ++k) {
-                lane_divisors_[k] = static_cast<float>(divisors.real[k]);
+                simd::lane_divisor(divisors.real[k], lane_divisors_.get() + 2 * k);
             }
             quotients_per_worker_ = L * std::max<index_t>(g.out_plane, 32);
             quotients_ = allocate<S>(workers * quotients_per_worker_);
@@ -385,7 +385,8 @@ class AvgBlocks {
     bool short_sums_ = false;
     index_t short_per_worker_ = 0;
     std::unique_ptr<std::int16_t[]> short_scratch_;
-    // AVX2, int16 sums over divisors below 2^24: one plane's divisors as float32, and per
+    // AVX2, int16 sums over divisors below 2^24: one plane's divisors and their inverses
+    // as float32 (simd::lane_divisor's pairs), and per
     // worker the averages in lanes (simd::short_lane_averages) before they go back plane by
     // plane; else null.
     std::unique_ptr<float[]> lane_divisors_;

@@ -62,20 +62,39 @@ inline void short_tile16_in(const S* x, index_t pitch, std::int16_t* lanes) {
     }
 }
 
-// q[k * 16 + p] = round_half_even(sums[k * 16 + p] / divisor[k]) as S, for k < m, p < 16:
-// the averages of sixteen planes' int16 sums, each output's divisor (float32, +inf for an
-// empty window) shared by its sixteen lanes. Sums below 2^23 and divisors below 2^24 are exact
-// as float32, so the correctly rounded quotient, rounded to nearest even by the conversion,
-// is the scalar rule's (see average_avx2.hpp's divide_round_even8_small).
+// Output k's divisor for short_lane_averages: divisor[2k] the divisor as float32 and
+// divisor[2k + 1] its correctly rounded inverse, or 1 and 0 for an empty window (divisor
+// +inf), whose average is then 0 as the quotient by +inf gives. `real`: the divisor as a
+// double (+inf for an empty window).
+inline void lane_divisor(double real, float* divisor) {
+    const bool empty = real > 3.0e38;
+    divisor[0] = empty ? 1.0f : static_cast<float>(real);
+    divisor[1] = empty ? 0.0f : 1.0f / static_cast<float>(real);
+}
+
+// q[k * 16 + p] = round_half_even(sums[k * 16 + p] / d[k]) as S, for k < m, p < 16: the
+// averages of sixteen planes' int16 sums, each output's divisor shared by its sixteen lanes
+// (divisor: lane_divisor's pairs). The quotient is not divided but refined from the inverse y
+// (Markstein's step: q0 = s * y, r = s - q0 * d exactly by a fused multiply-add, q = q0 +
+// r * y), which gives the correctly rounded float32 quotient s / d that a division gives:
+// checked for every int16 sum and every divisor up to 140000 (larger divisors, below 2^24,
+// give quotients below one half and a 0 either way). A division's throughput (one per five
+// cycles or so, two per output) bounded this loop. Sums below 2^23 and divisors below 2^24
+// are exact as float32, so the correctly rounded quotient, rounded to nearest even by the
+// conversion, is the scalar rule's (see average_avx2.hpp's divide_round_even8_small).
 template <class S>
 inline void short_lane_averages(const std::int16_t* sums, index_t m, const float* divisor, S* q) {
     for (index_t k = 0; k < m; ++k) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + k * 16));
-        const __m256 d = _mm256_broadcast_ss(divisor + k);
-        const __m256 v0 = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v)));
-        const __m256 v1 = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1)));
-        const __m256i lo = _mm256_cvtps_epi32(_mm256_div_ps(v0, d));
-        const __m256i hi = _mm256_cvtps_epi32(_mm256_div_ps(v1, d));
+        const __m256 d = _mm256_broadcast_ss(divisor + 2 * k);
+        const __m256 y = _mm256_broadcast_ss(divisor + 2 * k + 1);
+        auto quotients = [&](__m256 s) {
+            const __m256 q0 = _mm256_mul_ps(s, y);
+            const __m256 r = _mm256_fnmadd_ps(q0, d, s);
+            return _mm256_cvtps_epi32(_mm256_fmadd_ps(r, y, q0));
+        };
+        const __m256i lo = quotients(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v))));
+        const __m256i hi = quotients(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1))));
         // (packs interleaves the halves: lanes 0-3, 8-11 | 4-7, 12-15; the permute restores
         // the order.)
         const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xD8);
