@@ -198,6 +198,54 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), total);
         }
     }
+    constexpr bool short_sums = std::is_same<A, std::int16_t>::value &&
+                                (std::is_same<Src, std::int16_t>::value ||
+                                 (std::is_integral<Src>::value && sizeof(Src) == 1));
+    constexpr bool byte_sums = std::is_same<A, std::int32_t>::value &&
+                               std::is_integral<Src>::value && sizeof(Src) == 1;
+    if constexpr (short_sums || byte_sums) {
+        // int16 sums of int16 runs (the int16 plane blocks' passes over whole rows of lanes)
+        // or of bytes, and int32 sums of bytes, a vector at a time: gcc's own vector loop
+        // spent as much on its set-up, checks and a remainder of up to 31 elements one at a
+        // time as on the additions, for runs of a few dozen elements. Without Add, the last
+        // vector overlaps the one before (it rewrites the same sums: dst does not overlap the
+        // runs). Exact sums.
+        constexpr index_t W = short_sums ? 16 : 8;
+        auto run = [](const auto* r, index_t at) {
+            using T = typename std::remove_cv<typename std::remove_pointer<decltype(r)>::type>::type;
+            if constexpr (sizeof(T) == 2) {
+                return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + at));
+            } else if constexpr (W == 16) {
+                const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + at));
+                return std::is_signed<T>::value ? _mm256_cvtepi8_epi16(bytes)
+                                                : _mm256_cvtepu8_epi16(bytes);
+            } else {
+                return simd::load8_i32(r + at);
+            }
+        };
+        auto add = [](__m256i a, __m256i b) {
+            return W == 16 ? _mm256_add_epi16(a, b) : _mm256_add_epi32(a, b);
+        };
+        auto sweep = [&](index_t at) {
+            __m256i total = run(r0, at);
+            if (Add) {
+                total = add(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(dst + at)), total);
+            }
+            if (M > 1) total = add(total, run(r1, at));
+            if (M > 2) total = add(total, run(r2, at));
+            if (M > 3) total = add(total, run(r3, at));
+            if (M > 4) total = add(total, run(r4, at));
+            if (M > 5) total = add(total, run(r5, at));
+            if (M > 6) total = add(total, run(r6, at));
+            if (M > 7) total = add(total, run(r7, at));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + at), total);
+        };
+        for (; i + W <= n; i += W) sweep(i);
+        if (!Add && i < n && n >= W) {
+            sweep(n - W);
+            return;
+        }
+    }
 #endif
     for (; i < n; ++i) {
         A total = Add ? dst[i] : A(0);
