@@ -129,6 +129,9 @@ inline A sum_integers(const S* x, index_t n) {
         for (index_t i = 0; i < n; ++i) total = total + x[i];
         return total;
     } else if constexpr (sizeof(S) == 1) {
+#if OVPOOL_CORE_HAVE_AVX2
+        if (n >= 32) return static_cast<A>(simd::sum_bytes(x, n));
+#endif
         // int32 partial sums over chunks of 2^23 bytes (at most 255 * 2^23 < 2^31 each): eight
         // lanes per AVX2 register rather than four.
         A total = 0;

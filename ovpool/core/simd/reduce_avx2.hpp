@@ -218,6 +218,42 @@ inline index_t sum_byte_planes(const S* x, index_t n, index_t planes, index_t re
     return p;
 }
 
+// The sum of a run of n >= 32 bytes (int8 or uint8) by PSADBW, 32 bytes per instruction into
+// four 64-bit partial sums: int8 bytes biased by 128 (their sign bit flipped) and 128 per
+// byte taken off the total. The last n % 32 bytes come from a load of the run's last 32,
+// the bytes already summed masked to zero. Exact: the portable loop's value. (A whole plane
+// of 66 bytes took about 75 instructions in the compiler's vector loop of int32 lanes, its
+// set-up and remainder included.)
+template <class S>
+inline long long sum_bytes(const S* x, index_t n) {
+    static_assert(sizeof(S) == 1, "bytes only");
+    alignas(32) static const std::int8_t tail_mask[64] = {
+        0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+        0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    const __m256i bias = _mm256_set1_epi8(std::is_signed<S>::value ? char(0x80) : 0);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i total = zero;
+    index_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+        total = _mm256_add_epi64(total, _mm256_sad_epu8(_mm256_xor_si256(v, bias), zero));
+    }
+    if (i < n) {
+        // (bytes 32 - (n - i) .. 31 of the last 32 are the ones not summed yet)
+        const __m256i keep =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tail_mask + (n - i)));
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + n - 32));
+        total = _mm256_add_epi64(
+            total, _mm256_sad_epu8(_mm256_and_si256(_mm256_xor_si256(v, bias), keep), zero));
+    }
+    const __m128i half = _mm_add_epi64(_mm256_castsi256_si128(total),
+                                       _mm256_extracti128_si256(total, 1));
+    const long long sum = _mm_cvtsi128_si64(_mm_add_epi64(half, _mm_unpackhi_epi64(half, half)));
+    return std::is_signed<S>::value ? sum - 128 * static_cast<long long>(n) : sum;
+}
+
 }  // namespace simd
 }  // namespace OVPOOL_CORE_ISA
 }  // namespace core
