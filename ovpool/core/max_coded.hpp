@@ -1139,7 +1139,9 @@ inline void coded_flat_indices(I* index, const U* code, const std::int64_t* rel,
 // the code), code being row r's at r * pitch + j, for the `rows` rows of n < coded_flat_row
 // outputs of a plane (no offset modulus; empty windows are set after). The sums are made in
 // I's unsigned width, which wraps to the same bits as the int64 sum cast to I, so that int32
-// indices take eight lanes to a vector.
+// indices take eight lanes to a vector; rows of eight or more go eight entries at a time, the
+// last eight overlapping the ones before rather than a scalar tail (rows of 19: 65
+// instructions a row with the tail).
 template <class I, class U>
 inline void coded_row_indices(I* index, const U* code, index_t pitch, const std::int64_t* rel,
                               const std::int64_t* row_start, const index_t* begin,
@@ -1151,15 +1153,26 @@ inline void coded_row_indices(I* index, const U* code, index_t pitch, const std:
         const W start = static_cast<W>(base + row_start[r]);
         I* to = index + r * n;
         const U* from = code + r * pitch;
-        if (rel == nullptr) {
-            for (index_t j = 0; j < n; ++j) {
-                to[j] = static_cast<I>(start + first[j] + static_cast<W>(from[j]));
-            }
-        } else {
+        if (rel != nullptr) {
             for (index_t j = 0; j < n; ++j) {
                 to[j] = static_cast<I>(start + first[j] + static_cast<W>(rel[from[j]]));
             }
+            continue;
         }
+        auto eight = [&](index_t j) {
+            for (index_t q = j; q < j + 8; ++q) {
+                to[q] = static_cast<I>(start + first[q] + static_cast<W>(from[q]));
+            }
+        };
+        if (n < 8) {
+            for (index_t j = 0; j < n; ++j) {
+                to[j] = static_cast<I>(start + first[j] + static_cast<W>(from[j]));
+            }
+            continue;
+        }
+        index_t j = 0;
+        for (; j + 8 <= n; j += 8) eight(j);
+        if (j < n) eight(n - 8);
     }
 }
 
