@@ -542,6 +542,20 @@ def test_16bit_short_row_picks_keep_their_bits(monkeypatch):
         for axis in (0, 2)])
 
 
+def _assert_16bit_cases_keep_their_bits(monkeypatch, cases, seed):
+    """Each (shape, kernel, strides, pads_begin, pads_end, dilations) of `cases` on every
+    16-bit bit pattern of float16 and bfloat16, with int64 indices across planes and int32
+    ones within them: the same bits and indices from both builds."""
+    xs = [(_every_16bit_pattern_shuffled(t, shape, seed), case)
+          for t in (np.float16, ml_dtypes.bfloat16)
+          for shape, *case in cases]
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch", axis=axis,
+                        index_element_type=index_type)
+        for x, (k, s, pb, pe, d) in xs
+        for axis, index_type in ((0, "i64"), (2, "i32"))])
+
+
 # Strided windows over short rows in many blocks, with indices: (shape, kernel, strides,
 # pads_begin, pads_end, dilations). Last axes shorter than 32 with at most eight strided
 # windows of two taps or more a row (16-bit keys in AVX2 builds: each tap's picks straight
@@ -556,8 +570,8 @@ _STRIDED_SHORT_BLOCKS = [
     ((3, 2, 50, 15), (3, 5), (2, 3), 0, (1, 0), 1),                # five taps
     ((1, 2, 8, 30, 23), (1, 3, 2), (1, 2, 8), 0, (0, 1, 1), (1, 1, 5)),  # step 8, 3 blocks
     ((2, 2, 33, 29), (3, 2), (2, 3), 1, 1, 1),                     # ten windows a row
-    # one plane of short output rows (a table of every output's first tap, as for several
-    # planes): the sweep's #119 windows
+    # one plane of short output rows (indices row by row from the rows' first taps, no
+    # table of every output's): the sweep's #119 windows
     ((1, 1, 21, 30, 28), (3, 6, 2), (1, 2, 3), (1, 1, 0), (3, 1, 0), (3, 1, 2)),
 ]
 
@@ -575,14 +589,40 @@ def test_strided_short_rows_in_many_blocks_match_the_oracle(dtype):
 def test_strided_short_rows_in_many_blocks_keep_their_bits(monkeypatch):
     """_STRIDED_SHORT_BLOCKS on every 16-bit bit pattern (NaN payloads, signed zeros, ties):
     the same bits and indices from both builds."""
-    xs = [(_every_16bit_pattern_shuffled(t, shape, 97), case)
-          for t in (np.float16, ml_dtypes.bfloat16)
-          for shape, *case in _STRIDED_SHORT_BLOCKS]
-    _assert_builds_agree_bitwise(monkeypatch, lambda: [
-        ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch", axis=axis,
-                        index_element_type=index_type)
-        for x, (k, s, pb, pe, d) in xs
-        for axis, index_type in ((0, "i64"), (2, "i32"))])
+    _assert_16bit_cases_keep_their_bits(monkeypatch, _STRIDED_SHORT_BLOCKS, 97)
+
+
+# Output rows shorter than 64 whose indices are written a row at a time from the rows' first
+# taps (coded_row_indices), with no table of every output's: (shape, kernel, strides,
+# pads_begin, pads_end, dilations). Stride-1 last axes with edge windows, whose pass keeps the
+# input's pitch (rows of 33 holding 32 outputs: the sweep's #97 windows), over many planes and
+# over one plane; windows wholly in the padding (empty windows: whole output rows and last-axis
+# windows); one plane of strided rows at the output's pitch.
+_SHORT_OUTPUT_ROWS = [
+    ((2, 5, 33, 33), (6, 3), (3, 1), (1, 3), (2, 2), (1, 3)),
+    ((1, 1, 40, 21), (3, 2), (2, 1), (1, 1), (0, 1), (2, 3)),
+    ((1, 3, 14, 19), (2, 2), (2, 1), (3, 3), (0, 1), 1),
+    ((1, 1, 9, 17, 45), (2, 3, 2), (1, 2, 2), (2, 0, 3), (0, 1, 0), (1, 2, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32, np.int8])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_short_output_rows_match_the_oracle(dtype):
+    """_SHORT_OUTPUT_ROWS against the oracle: values bit for bit (16-bit floats: zeros and NaN
+    winners read back from the input), int64 and int32 indices, across planes and within
+    them; ties, NaN and all-NaN windows, signed zeros."""
+    rng = np.random.default_rng(53)
+    for shape, k, s, pb, pe, d in _SHORT_OUTPUT_ROWS:
+        _assert_windows_match(_max_pool_input(rng, dtype, shape, 30), [(k, s, pb, pe, d)])
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_short_output_rows_keep_their_bits(monkeypatch):
+    """_SHORT_OUTPUT_ROWS on every 16-bit bit pattern (NaN payloads, signed zeros, ties): the
+    same bits and indices from both builds."""
+    _assert_16bit_cases_keep_their_bits(monkeypatch, _SHORT_OUTPUT_ROWS, 101)
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")

@@ -307,12 +307,12 @@ inline void coded_output_tables(CodedPlan& p, const Geometry& g, index_t planes)
     for (index_t r = 0; r < out_rows; ++r) {
         if (p.row_empty[r]) p.empty_rows.push_back(r);
     }
-    // (Built per call, so only where it is read for several planes of several output rows,
-    // or for one plane of short rows, whose row-by-row outputs cost more a row than the
-    // table: planes of one row have it in h.begin already, and building a copy made one 1-D
-    // uint8 plane 258089 -> 129045 with indices 28% slower.)
-    if (out_rows > 1 && (planes > 1 || h.out_len < coded_flat_row) &&
-        g.out_plane <= coded_flat_outputs) {
+    // (Built per call, so only where it is read for several planes of several output rows:
+    // planes of one row have it in h.begin already, and building a copy made one 1-D uint8
+    // plane 258089 -> 129045 with indices 28% slower. A plane alone of short rows takes the
+    // rows' loops of coded_row_indices instead: float16 51x90x56 -> 51x45x19 with indices
+    // spent about 550K instructions a call filling and building its 43605 entries.)
+    if (out_rows > 1 && planes > 1 && g.out_plane <= coded_flat_outputs) {
         p.start.resize(static_cast<std::size_t>(g.out_plane));
         for (index_t r = 0; r < out_rows; ++r) {
             for (index_t j = 0; j < h.out_len; ++j) {
@@ -1135,6 +1135,47 @@ inline void coded_flat_indices(I* index, const U* code, const std::int64_t* rel,
     }
 }
 
+// index[r * n + j] = base + row_start[r] + begin[j] + the winner's offset, rel[code] (rel null:
+// the code), code being row r's at r * pitch + j, for the `rows` rows of n < coded_flat_row
+// outputs of a plane (no offset modulus; empty windows are set after). The sums are made in
+// I's unsigned width, which wraps to the same bits as the int64 sum cast to I, so that int32
+// indices take eight lanes to a vector; rows of eight or more go eight entries at a time, the
+// last eight overlapping the ones before rather than a scalar tail (rows of 19: 65
+// instructions a row with the tail).
+template <class I, class U>
+inline void coded_row_indices(I* index, const U* code, index_t pitch, const std::int64_t* rel,
+                              const std::int64_t* row_start, const index_t* begin,
+                              std::int64_t base, index_t rows, index_t n) {
+    typedef typename std::make_unsigned<I>::type W;
+    W first[coded_flat_row];
+    for (index_t j = 0; j < n; ++j) first[j] = static_cast<W>(begin[j]);
+    for (index_t r = 0; r < rows; ++r) {
+        const W start = static_cast<W>(base + row_start[r]);
+        I* to = index + r * n;
+        const U* from = code + r * pitch;
+        if (rel != nullptr) {
+            for (index_t j = 0; j < n; ++j) {
+                to[j] = static_cast<I>(start + first[j] + static_cast<W>(rel[from[j]]));
+            }
+            continue;
+        }
+        auto eight = [&](index_t j) {
+            for (index_t q = j; q < j + 8; ++q) {
+                to[q] = static_cast<I>(start + first[q] + static_cast<W>(from[q]));
+            }
+        };
+        if (n < 8) {
+            for (index_t j = 0; j < n; ++j) {
+                to[j] = static_cast<I>(start + first[j] + static_cast<W>(from[j]));
+            }
+            continue;
+        }
+        index_t j = 0;
+        for (; j + 8 <= n; j += 8) eight(j);
+        if (j < n) eight(n - 8);
+    }
+}
+
 // Index entry k of spec's (int64 or int32) indices set to `value`.
 inline void coded_set_index(const IndexSpec& spec, index_t k, std::int64_t value) {
     if (spec.out64 != nullptr) {
@@ -1144,16 +1185,31 @@ inline void coded_set_index(const IndexSpec& spec, index_t k, std::int64_t value
     }
 }
 
-// The outputs among n of a plane whose keys are 0 or half_nan_key (coded_half_row) read from
-// `plane` at their winners' offsets start[k] + rel[code[k]] (rel null: + code[k]).
+// The outputs of a plane (rows of out_len) whose keys are 0 or half_nan_key (coded_half_row)
+// read from `plane` at their winners' offsets, first tap + rel[code] (rel null: + code):
+// with a table of first taps (start, keys and codes at the output's pitch), start[k]; else
+// row_start[r] + begin[j], keys and codes of row r at r * pitch.
 template <class S, class U>
 inline void coded_half_shared(S* out, const std::int16_t* key, const U* code,
                               const std::int64_t* rel, const std::int64_t* start,
-                              const S* plane, index_t n) {
-    for (index_t k = 0; k < n; ++k) {
-        if (key[k] != 0 && key[k] != half_nan_key) continue;
-        std::int64_t offset = rel != nullptr ? rel[code[k]] : static_cast<std::int64_t>(code[k]);
-        out[k] = plane[start[k] + offset];
+                              const std::int64_t* row_start, const index_t* begin,
+                              index_t rows, index_t out_len, index_t pitch, const S* plane) {
+    auto offset = [rel](U c) {
+        return rel != nullptr ? rel[c] : static_cast<std::int64_t>(c);
+    };
+    if (start != nullptr) {
+        for (index_t k = 0; k < rows * out_len; ++k) {
+            if (key[k] != 0 && key[k] != half_nan_key) continue;
+            out[k] = plane[start[k] + offset(code[k])];
+        }
+        return;
+    }
+    for (index_t r = 0; r < rows; ++r) {
+        for (index_t j = 0; j < out_len; ++j) {
+            const index_t at = r * pitch + j;
+            if (key[at] != 0 && key[at] != half_nan_key) continue;
+            out[r * out_len + j] = plane[row_start[r] + begin[j] + offset(code[at])];
+        }
     }
 }
 
@@ -1196,29 +1252,55 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
     const std::int64_t offset_modulus = spec.offset_modulus;
     const bool wrap = offset_modulus < g.in_plane;
     const std::int64_t* rel = plan.rel.empty() ? nullptr : plan.rel.data();
+    const std::int64_t* start =
+        pitch == out_len && !plan.start.empty() ? plan.start.data() : nullptr;
+    // Flat outputs: each plane's indices in one loop over its outputs through the table of
+    // their first taps, or for rows shorter than coded_flat_row, a loop per row from the
+    // rows' first taps (coded_row_indices, at any pitch); row by row through coded_indices
+    // otherwise, below.
+    const bool flat = !wrap && (start != nullptr || out_len < coded_flat_row);
     // (Rows at the output's pitch: the block's values in one run rather than row by row.)
     bool shared = true;  // (keyed: whether a key of the block's run is 0 or half_nan_key)
     if constexpr (keyed) {
-        if (pitch == out_len) shared = coded_half_run(out, d, count * out_plane);
+        if (pitch == out_len) {
+            shared = coded_half_run(out, d, count * out_plane);
+        } else if (flat) {
+            shared = false;
+            for (index_t r = 0; r < count * out_rows; ++r) {
+                shared |= coded_half_run(out + r * out_len, d + r * pitch, out_len);
+            }
+        }
     } else {
-        if (pitch == out_len) narrow_row(static_cast<const A*>(d), out, count * out_plane);
+        if (pitch == out_len) {
+            narrow_row(static_cast<const A*>(d), out, count * out_plane);
+        } else if (flat) {
+            for (index_t r = 0; r < count * out_rows; ++r) {
+                narrow_row(static_cast<const A*>(d + r * pitch), out + r * out_len, out_len);
+            }
+        }
     }
-    if (pitch == out_len && !wrap && !plan.start.empty()) {
-        // Each plane's indices in one flat loop over its outputs (start: their first taps).
+    if (flat) {
         for (index_t p = 0; p < count; ++p) {
             const std::int64_t base = ((first + p) % spec.plane_modulus) * g.in_plane;
-            const U* code = c + p * out_plane;
-            if (spec.out64 != nullptr) {
-                coded_flat_indices(spec.out64 + (first + p) * out_plane, code, rel,
-                                   plan.start.data(), base, out_plane);
+            const U* code = c + p * out_rows * pitch;
+            if (start != nullptr && spec.out64 != nullptr) {
+                coded_flat_indices(spec.out64 + (first + p) * out_plane, code, rel, start, base,
+                                   out_plane);
+            } else if (start != nullptr) {
+                coded_flat_indices(spec.out32 + (first + p) * out_plane, code, rel, start, base,
+                                   out_plane);
+            } else if (spec.out64 != nullptr) {
+                coded_row_indices(spec.out64 + (first + p) * out_plane, code, pitch, rel,
+                                  plan.row_start.data(), h.begin, base, out_rows, out_len);
             } else {
-                coded_flat_indices(spec.out32 + (first + p) * out_plane, code, rel,
-                                   plan.start.data(), base, out_plane);
+                coded_row_indices(spec.out32 + (first + p) * out_plane, code, pitch, rel,
+                                  plan.row_start.data(), h.begin, base, out_rows, out_len);
             }
             if constexpr (keyed) {
                 if (shared) {
-                    coded_half_shared(out + p * out_plane, d + p * out_plane, code, rel,
-                                      plan.start.data(), source + p * g.in_plane, out_plane);
+                    coded_half_shared(out + p * out_plane, d + p * out_rows * pitch, code, rel,
+                                      start, plan.row_start.data(), h.begin, out_rows, out_len,
+                                      pitch, source + p * g.in_plane);
                 }
             }
             // Empty windows: offset 0 (their values are the empty value already).
