@@ -167,9 +167,23 @@ class WholePlaneMax {
         bool with_index = spec_.out64 != nullptr || spec_.out32 != nullptr;
         // The plane's index within plane_modulus, kept without a division per plane.
         std::int64_t plane_at = first % spec_.plane_modulus;
+        index_t batched = first;  // planes up to this one: values in out_ already
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (std::is_integral<S>::value && sizeof(S) == 1) {
+            // (1-byte planes, sixteen at a time: see simd::max_byte_planes.)
+            batched += simd::max_byte_planes(x_ + first * n_, n_, end - first, out_ + first);
+        }
+#endif
         for (index_t p = first; p < end; ++p) {
             index_t offset = 0;
-            if constexpr (is_half_float<S>) {
+            if (p < batched) {
+                if constexpr (std::is_integral<S>::value && sizeof(S) == 1) {
+                    if (with_index) {
+                        offset = run_find(reinterpret_cast<const A*>(x_ + p * n_), n_,
+                                          static_cast<A>(out_[p]));
+                    }
+                }
+            } else if constexpr (is_half_float<S>) {
                 // The largest key, then (for the index, or for keys 0 and NaN, which values
                 // of different bits share) the first element of that key: the winner.
                 std::int16_t best;
