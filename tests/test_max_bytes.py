@@ -3,7 +3,8 @@ over rows of 16 bytes and more (max_plane_bytes: vertical windows with every tap
 registers, windows along the row as one vector run, with the row padded by the type's lowest
 value when padding clips the windows, edge windows one by one otherwise), strided picks by
 byte shuffles (simd::pick_bytes: windows of one tap picked from the input, strided windows
-picked from the run of every stride-1 window, the even/odd split of values-only rows), one-tap
+of several taps picked straight from the rows, tap by tap, sixteen windows at a time, the
+even/odd split of values-only rows), one-tap
 strided windows along outer axes, and tiny planes whose results and indices leave the lanes by
 vector stores. Every case against the oracle, on one and two threads, and both builds against
 each other."""
@@ -116,6 +117,20 @@ PICKS = [
     ((1, 2, 13, 53), (6, 5), (1, 2), (2, 2), (0, 4), (2, 2)),
     ((1, 2, 6, 200), (2, 3), (1, 9), 1, 1, (1, 2)),
     ((1, 2, 6, 200), (2, 2), (1, 7), 0, 0, 1),
+    # Strided windows straight from the rows (steps 2 to 8, sixteen windows a row at a
+    # time, two rows to a vector): rows of at most 16 windows whose picks lie in one, two or
+    # all S blocks of 16 bytes, more than 16 windows (whole groups, the last one past the
+    # row's windows), an odd number of rows (the last one alone), steps 6 to 8.
+    ((1, 3, 7, 31), (2, 3), (1, 2), 0, 0, (1, 2)),
+    ((1, 1, 5, 40), (1, 4), (1, 3), 0, 0, 1),
+    ((1, 1, 3, 140), (2, 2), (1, 8), 1, 1, (1, 3)),
+    ((1, 3, 9, 150), (3, 6), (2, 6), 1, 2, 1),
+    ((1, 1, 7, 203), (2, 5), (3, 7), 0, 3, (2, 1)),
+    ((2, 1, 11, 37), (3, 2), (2, 2), 1, 1, (1, 5)),
+    # Codes as bit fields (offsets past a byte, the fields' widths within one): three axes;
+    # and windows whose fields would not fit (9 x 10 taps: mixed-radix codes).
+    ((1, 2, 6, 10, 40), (2, 3, 3), (1, 2, 3), 0, 1, (2, 1, 2)),
+    ((1, 2, 30, 64), (9, 10), (3, 4), 0, 0, 1),
     # Stride-1 rows with edge windows on both sides (the edge columns, 32 rows at a time by
     # byte transposes, and the rows left over one by one), rows of 8 to 15 outputs.
     ((1, 3, 12, 63), (5, 7), (2, 1), (2, 6), (2, 6), (1, 2)),
@@ -172,6 +187,9 @@ def test_byte_paths_keep_the_baseline_bits(monkeypatch):
         ovpool.max_pool(x, (4, 4), (5, 5), (2, 1), (3, 1), (2, 1)),
         ovpool.max_pool(x, (1, 1), (3, 2), index_element_type="i32"),
         ovpool.max_pool(u, (6, 1), (3, 1), (5, 0), (4, 0), (3, 3), index_element_type="i32"),
+        ovpool.max_pool(x, (6, 5), (1, 2), (2, 2), (0, 4), (2, 2), index_element_type="i32"),
+        ovpool.max_pool(x, (3, 6), (2, 6), 1, 2, 1),
+        ovpool.max_pool(x[:1, :2, :, :64], (9, 10), (3, 4)),
     ])
 
 
@@ -196,3 +214,24 @@ def test_byte_runs_of_every_tap_count_keep_the_baseline_bits(monkeypatch):
         out for taps in range(2, 11) for out in (
             ovpool.max_pool(x, (taps, taps), 1, index_element_type="i32"),
             ovpool.max_pool(x, (taps, taps), 1, return_indices=False))])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_irregular_byte_rows_pick_sixteen_windows_at_a_time(dtype):
+    """Irregular last axes of 16 windows or more (one run per tap count): each group of
+    sixteen windows picked from the runs by byte shuffles, the last group overlapping the one
+    before; adaptive windows of two tap counts, fixed windows mostly cut by padding (three
+    tap counts) with windows wholly in the padding (empty: the lowest value, index 0), rows
+    of exactly 16 windows."""
+    from reference import ref_adaptive_max_pool
+
+    rng = np.random.default_rng(101)
+    for shape, size in [((1, 3, 300), (61,)), ((1, 2, 5, 100), (3, 16)), ((1, 2, 47), (17,))]:
+        x = _bytes(rng, dtype, shape, extremes=True)
+        want, want_index = ref_adaptive_max_pool(x, size)
+        for index_type in ("i64", "i32"):
+            got, got_index = ovpool.adaptive_max_pool(x, size, index_element_type=index_type)
+            np.testing.assert_array_equal(got, want, err_msg=f"{shape} {size}")
+            np.testing.assert_array_equal(got_index, want_index, err_msg=f"{shape} {size}")
+    x = _bytes(rng, dtype, (1, 2, 3, 20))
+    _assert_matches(x, (1, 3), 1, (0, 17), (0, 17), (1, 8), "floor", "i32", axis=2)

@@ -188,6 +188,8 @@ def test_whole_plane_results_keep_the_baseline_bits(monkeypatch):
     for dtype in (np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.uint8, np.int32,
                   np.int64):
         cases.append((rng.standard_normal((2, 3, 7, 19)) * 100).astype(dtype))
+    for dtype in (np.int8, np.uint8):  # (byte planes sixteen at a time)
+        cases.append((rng.standard_normal((2, 20, 50)) * 100).astype(dtype))
     _assert_builds_agree_bitwise(monkeypatch, lambda: [r for x in cases
                                                        for r in _whole_plane_runs(x)])
 
@@ -342,6 +344,40 @@ def test_whole_plane_max_finds_the_largest_in_every_lane(dtype):
             x[0, np.arange(n), np.arange(n)] = 3.0
         got = ovpool.max_pool(x, n, return_indices=False)
         np.testing.assert_array_equal(got, x.max(axis=2, keepdims=True), err_msg=str(n))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_whole_byte_planes_sixteen_at_a_time_match_the_oracle(dtype):
+    """Byte planes of 16 bytes and more go sixteen at a time (each folded to 16 bytes, the
+    folds halved together): planes of one and of several vectors (overlapping last loads),
+    plane counts that leave planes over, with and without indices (the first maximum found
+    after), over one and two threads."""
+    from reference import ref_adaptive_max_pool, ref_max_pool
+
+    rng = np.random.default_rng(97)
+    info = np.iinfo(dtype)
+    before = ovpool.get_num_threads()
+    for n in (16, 17, 31, 32, 33, 50, 64, 100, 257):
+        for planes in (16, 37, 70):
+            x = rng.integers(info.min, info.max, size=(1, planes, n), endpoint=True).astype(dtype)
+            x[0, ::3] //= 16                                     # ties
+            x[0, 5] = info.min
+            x[0, 6, -1] = info.max                               # the overlapping last load
+            want, want_index = ref_max_pool(x, (n,), axis=0)
+            want_plane_index = ref_adaptive_max_pool(x, (1,))[1]
+            for threads in (1, 2):
+                ovpool.set_num_threads(threads)
+                try:
+                    got, got_index = ovpool.max_pool(x, n)
+                    values = ovpool.max_pool(x, n, return_indices=False)
+                    plane_index = ovpool.adaptive_max_pool(x, (1,), index_element_type="i32")[1]
+                finally:
+                    ovpool.set_num_threads(before)
+                np.testing.assert_array_equal(got, want, err_msg=f"{n} {planes}")
+                np.testing.assert_array_equal(values, want, err_msg=f"{n} {planes}")
+                np.testing.assert_array_equal(got_index, want_index, err_msg=f"{n} {planes}")
+                np.testing.assert_array_equal(plane_index, want_plane_index,
+                                              err_msg=f"{n} {planes}")
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

@@ -120,6 +120,25 @@ constexpr index_t coded_flat_outputs = index_t{1} << 20;
 // 51x90x56 -> 51x45x19 with indices: 2295 rows of 19 outputs, 130 instructions a row).
 constexpr index_t coded_flat_row = 64;
 
+// Tap codes made of one bit field per axis (radix[a] a power of two), when the windows' taps
+// fit in one-byte codes so: each axis's tap number is ((code >> shift[a]) & mask[a]), its
+// offset step[a] (dilation times plane stride), and the offset of a code from its window's
+// first tap the sum of the products, which the AVX2 build computes eight codes at a time
+// rather than looking each up in CodedPlan::rel. axes 0: the codes are not so.
+struct CodeFields {
+    static constexpr int most_axes = 4;
+    int axes = 0;
+    int shift[most_axes] = {};
+    std::int32_t mask[most_axes] = {};
+    std::int32_t step[most_axes] = {};
+};
+
+#if OVPOOL_CORE_HAVE_AVX2
+typedef simd::BytePick simd_byte_pick;
+#else
+struct simd_byte_pick {};
+#endif
+
 // What max_plane_coded needs besides the Geometry, computed once per call.
 struct CodedPlan {
     bool usable = false;
@@ -132,6 +151,7 @@ struct CodedPlan {
     std::vector<index_t> plane_stride;  // input plane stride of each axis
     std::vector<std::int64_t> rel;      // code -> offset from the window's first tap (empty:
                                         // the codes are those offsets, see coded_radix_offsets)
+    CodeFields fields;                  // (with rel: the codes as bit fields, see CodeFields)
     std::vector<index_t> empty_last;    // last-axis windows without taps
     // Output row r of a plane (over the axes before the last): the plane offset of its windows'
     // first taps along those axes, and whether one of those windows is empty (these tables:
@@ -149,6 +169,10 @@ struct CodedPlan {
     bool counted = false;
     index_t count_min = 0, count_runs = 0, count_stride = 0, count_chunk = 1;
     std::vector<index_t> pick;
+    // ... and, for 1-byte values in AVX2 builds, the picks as byte shuffles (simd::BytePicks:
+    // sixteen windows at a time; empty when not so).
+    std::vector<simd_byte_pick> byte_picks;
+    std::vector<index_t> byte_pick_groups;
 
     // Elements of each of the value and code scratch areas of one worker.
     index_t scratch() const { return run + 2 * buffer; }
@@ -158,6 +182,8 @@ inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block);
 inline bool coded_radix_offsets(CodedPlan& p, const Geometry& g, const std::vector<index_t>& taps,
                                 std::uint64_t largest_code);
 inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, index_t bytes);
+inline bool coded_bit_fields(CodedPlan& p, const Geometry& g, const std::vector<index_t>& taps,
+                             std::uint64_t largest_code, std::uint64_t* total);
 
 // A plan for `g` with codes up to `largest_code`, blocks of `block` planes and values of
 // `bytes` bytes each, or one that is
@@ -195,6 +221,7 @@ inline CodedPlan make_coded_plan(const Geometry& g, std::uint64_t largest_code, 
         finish_coded_plan(p, g, block, bytes);
         return p;
     }
+    coded_bit_fields(p, g, taps, largest_code, &total);
     p.rel.resize(static_cast<std::size_t>(total));
     for (index_t code = 0; code < static_cast<index_t>(total); ++code) {
         std::int64_t offset = 0;
@@ -225,6 +252,41 @@ inline bool coded_radix_offsets(CodedPlan& p, const Geometry& g, const std::vect
     if (largest > largest_code) return false;
     for (index_t a = 0; a < g.naxes; ++a) p.radix[a] = g.dilation[a] * p.plane_stride[a];
     p.rel.clear();
+    return true;
+}
+
+// One-byte codes looked up in rel: a bit field per axis (CodeFields) instead of mixed radix
+// when the fields' widths fit in the code and the offsets in 31 bits. Any code that tells the
+// taps apart serves (a pass never compares codes); fields let the indices be computed in
+// vectors rather than looked up. Sets p.radix, p.fields and *total (the table's size) so and
+// returns true, or leaves them.
+inline bool coded_bit_fields(CodedPlan& p, const Geometry& g, const std::vector<index_t>& taps,
+                             std::uint64_t largest_code, std::uint64_t* total) {
+    const index_t n = g.naxes;
+    if (largest_code > 255 || n > CodeFields::most_axes) return false;
+    int bits[CodeFields::most_axes] = {};
+    int sum = 0;
+    std::uint64_t largest = 0;
+    for (index_t a = 0; a < n; ++a) {
+        while ((index_t{1} << bits[a]) < taps[a]) ++bits[a];
+        sum += bits[a];
+        largest += static_cast<std::uint64_t>(taps[a] - 1) *
+                   static_cast<std::uint64_t>(g.dilation[a] * p.plane_stride[a]);
+    }
+    if ((std::uint64_t{1} << sum) - 1 > largest_code ||
+        largest > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
+        return false;
+    }
+    p.fields.axes = static_cast<int>(n);
+    int shift = 0;
+    for (index_t a = n - 1; a >= 0; --a) {
+        p.radix[a] = index_t{1} << shift;
+        p.fields.shift[a] = shift;
+        p.fields.mask[a] = (std::int32_t{1} << bits[a]) - 1;
+        p.fields.step[a] = static_cast<std::int32_t>(g.dilation[a] * p.plane_stride[a]);
+        shift += bits[a];
+    }
+    *total = std::uint64_t{1} << sum;
     return true;
 }
 
@@ -264,6 +326,12 @@ inline void finish_coded_plan(CodedPlan& p, const Geometry& g, index_t block, in
             // Rows whose runs (values and codes) fill at most half of a 32 KiB L1.
             p.count_chunk = std::max<index_t>(
                 1, coded_count_chunk_bytes / (p.count_runs * h.length * 2 * bytes));
+#if OVPOOL_CORE_HAVE_AVX2
+            if (bytes == 1) {
+                simd::byte_pick_table(h.begin, h.count, h.out_len, p.count_min, &p.byte_picks,
+                                      &p.byte_pick_groups);
+            }
+#endif
         }
     }
     // (Phased: each row's phases hold ceil(W / step) elements at the pitch.)
@@ -342,7 +410,8 @@ inline void size_coded_plan(CodedPlan& p, const Geometry& g, index_t block) {
     if (p.phased) p.run = std::max(p.run, block * (g.in_plane / h.length) * h.step * p.pitch);
     if (p.counted) {
         p.count_stride = p.count_chunk * h.length;  // (a chunk's rows: see count_chunk)
-        p.run = std::max(p.run, p.count_runs * p.count_stride);
+        // (The byte picks' 16-byte loads may reach 16 bytes past the last run.)
+        p.run = std::max(p.run, p.count_runs * p.count_stride + 16);
         p.pick.assign(static_cast<std::size_t>(h.out_len), 0);
         for (index_t j = 0; j < h.out_len; ++j) {
             if (h.count[j] == 0) continue;
@@ -797,6 +866,21 @@ void coded_counted_rows(const Src* x, A* d, U* c, A* run_values, U* run_codes, i
             const U* from_code = run_codes + o * width;
             A* to = d + (first + o) * pitch;
             U* to_code = c + (first + o) * pitch;
+#if OVPOOL_CORE_HAVE_AVX2
+            if constexpr (sizeof(A) == 1) {
+                if (!plan.byte_picks.empty()) {
+                    // (Sixteen windows at a time by byte shuffles of the runs.)
+                    simd::pick_bytes_by_table(from, from_code, to, to_code, stride, h.out_len,
+                                              plan.byte_picks.data(),
+                                              plan.byte_pick_groups.data());
+                    for (index_t j : plan.empty_last) {
+                        to[j] = empty_value;
+                        to_code[j] = 0;
+                    }
+                    continue;
+                }
+            }
+#endif
             for (index_t j = 0; j < h.out_len; ++j) {
                 to[j] = from[pick[j]];
                 to_code[j] = from_code[pick[j]];
@@ -830,14 +914,26 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         // (Entries past a row's picks may be overwritten: they are its edge windows or a
         // later row's, written after.)
         const index_t n = h.hi - h.lo;
-        for (index_t o = 0; o < rows; ++o) {
+        index_t done = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (sizeof(A) == 1 && std::is_same<Src, A>::value) {
+            // (1-byte values: sixteen picks of a row at a time, two rows to a vector, codes 0
+            // written beside them, as for windows of more taps below, rather than a pick
+            // call per row: int8 rows of 41, 14 windows three apart.)
+            done = simd::coded_pick_taps_bytes(x, d + h.lo, c + h.lo, rows, n, h.step, width,
+                                               pitch, h.begin[h.lo], index_t{1}, h.dil,
+                                               std::uint8_t{0}, rows * width,
+                                               rows * pitch - h.lo);
+        }
+#endif
+        for (index_t o = done; o < rows; ++o) {
             const index_t at = o * width + h.begin[h.lo];
             pick_strided(x + at, d + o * pitch + h.lo, n, h.step, rows * width - at,
                          (rows - o) * pitch - h.lo);
         }
         // (Codes 0, in one run over the rows: the edge windows' entries in it are written
         // after.)
-        std::fill(c + h.lo, c + (rows - 1) * pitch + h.hi, U{0});
+        if (done < rows) std::fill(c + done * pitch + h.lo, c + (rows - 1) * pitch + h.hi, U{0});
     } else if (plan.phased || h.hi > h.lo) {
         index_t done = 0;  // rows whose strided windows are written already
 #if OVPOOL_CORE_HAVE_AVX2
@@ -855,6 +951,18 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
                                                width, pitch, h.begin[h.lo], h.taps, h.dil,
                                                static_cast<std::uint16_t>(place), rows * width,
                                                rows * pitch - h.lo);
+            }
+        }
+        if constexpr (sizeof(A) == 1 && std::is_same<Src, A>::value) {
+            // 1-byte values, strided windows: the same, sixteen windows a row at a time (two
+            // rows to a 256-bit vector), rather than every stride-1 window of the rows in a
+            // run and then its values and codes picked (int8 rows of 53, windows of five taps
+            // two apart: 107 instructions a row through the run).
+            if (!plan.in_place && !plan.phased) {
+                done = simd::coded_pick_taps_bytes(x, d + h.lo, c + h.lo, rows, h.hi - h.lo,
+                                                   h.step, width, pitch, h.begin[h.lo], h.taps,
+                                                   h.dil, static_cast<std::uint8_t>(place),
+                                                   rows * width, rows * pitch - h.lo);
             }
         }
 #endif
@@ -1029,7 +1137,7 @@ template <class I, class U>
 inline void coded_indices(I* index, const U* code, const std::int64_t* rel, const index_t* begin,
                           std::int64_t base, std::int64_t row_start, index_t n,
                           std::int64_t modulus, bool row_empty,
-                          const std::vector<index_t>& empty) {
+                          const std::vector<index_t>& empty, const CodeFields& fields) {
     if (row_empty) {
         for (index_t j = 0; j < n; ++j) index[j] = static_cast<I>(base);
         return;
@@ -1042,8 +1150,16 @@ inline void coded_indices(I* index, const U* code, const std::int64_t* rel, cons
     } else if (modulus == 0) {
         index_t j = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-        // (uint8 codes: eight at a time, their table entries gathered.)
-        if constexpr (sizeof(U) == 1) j = simd::coded_rel_indices8(index, code, rel, begin, start, n);
+        // (uint8 codes: eight at a time, their offsets computed from their bit fields, or
+        // their table entries gathered.)
+        if constexpr (sizeof(U) == 1) {
+            j = fields.axes > 0
+                    ? simd::coded_field_indices8(index, code, fields.shift, fields.mask,
+                                                 fields.step, fields.axes, begin, start, n)
+                    : simd::coded_rel_indices8(index, code, rel, begin, start, n);
+        }
+#else
+        (void)fields;
 #endif
         for (; j < n; ++j) index[j] = static_cast<I>(start + begin[j] + rel[code[j]]);
     } else {
@@ -1125,13 +1241,26 @@ void max_plane_keys(const S* x, S* out, const std::int16_t* keys, std::int16_t* 
 // after).
 template <class I, class U>
 inline void coded_flat_indices(I* index, const U* code, const std::int64_t* rel,
-                               const std::int64_t* start, std::int64_t base, index_t n) {
+                               const std::int64_t* start, std::int64_t base, index_t n,
+                               const CodeFields& fields) {
     if (rel == nullptr) {
         for (index_t k = 0; k < n; ++k) {
             index[k] = static_cast<I>(base + start[k] + static_cast<std::int64_t>(code[k]));
         }
     } else {
-        for (index_t k = 0; k < n; ++k) index[k] = static_cast<I>(base + start[k] + rel[code[k]]);
+        index_t k = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+        // (uint8 codes of bit fields: eight at a time, their offsets computed.)
+        if constexpr (sizeof(U) == 1) {
+            static_assert(sizeof(std::int64_t) == sizeof(index_t), "start as first taps");
+            k = simd::coded_field_indices8(index, code, fields.shift, fields.mask, fields.step,
+                                           fields.axes,
+                                           reinterpret_cast<const index_t*>(start), base, n);
+        }
+#else
+        (void)fields;
+#endif
+        for (; k < n; ++k) index[k] = static_cast<I>(base + start[k] + rel[code[k]]);
     }
 }
 
@@ -1285,10 +1414,10 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
             const U* code = c + p * out_rows * pitch;
             if (start != nullptr && spec.out64 != nullptr) {
                 coded_flat_indices(spec.out64 + (first + p) * out_plane, code, rel, start, base,
-                                   out_plane);
+                                   out_plane, plan.fields);
             } else if (start != nullptr) {
                 coded_flat_indices(spec.out32 + (first + p) * out_plane, code, rel, start, base,
-                                   out_plane);
+                                   out_plane, plan.fields);
             } else if (spec.out64 != nullptr) {
                 coded_row_indices(spec.out64 + (first + p) * out_plane, code, pitch, rel,
                                   plan.row_start.data(), h.begin, base, out_rows, out_len);
@@ -1344,10 +1473,12 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
             }
             if (out64 != nullptr) {
                 coded_indices(out64 + r * out_len, code, rel, h.begin, base, row_start, out_len,
-                              wrap ? offset_modulus : 0, row_empty, plan.empty_last);
+                              wrap ? offset_modulus : 0, row_empty, plan.empty_last,
+                              plan.fields);
             } else {
                 coded_indices(out32 + r * out_len, code, rel, h.begin, base, row_start, out_len,
-                              wrap ? offset_modulus : 0, row_empty, plan.empty_last);
+                              wrap ? offset_modulus : 0, row_empty, plan.empty_last,
+                              plan.fields);
             }
         }
     }

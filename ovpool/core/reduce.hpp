@@ -168,11 +168,27 @@ class WholePlaneMax {
     void run(index_t item, int worker) const noexcept {
         index_t first = item * block_, end = std::min(planes_, first + block_);
         bool with_index = spec_.out64 != nullptr || spec_.out32 != nullptr;
+        index_t batched = first;  // planes up to this one: values in out_ already
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (std::is_integral<S>::value && sizeof(S) == 1) {
+            // (1-byte planes, sixteen at a time: see simd::max_byte_planes; without indices,
+            // nothing is left to do for those.)
+            batched += simd::max_byte_planes(x_ + first * n_, n_, end - first, out_ + first);
+            if (!with_index) first = batched;
+        }
+#endif
         // The plane's index within plane_modulus, kept without a division per plane.
         std::int64_t plane_at = first % spec_.plane_modulus;
         for (index_t p = first; p < end; ++p) {
             index_t offset = 0;
-            if constexpr (is_half_float<S>) {
+            if (p < batched) {
+                if constexpr (std::is_integral<S>::value && sizeof(S) == 1) {
+                    if (with_index) {
+                        offset = run_find(reinterpret_cast<const A*>(x_ + p * n_), n_,
+                                          static_cast<A>(out_[p]));
+                    }
+                }
+            } else if constexpr (is_half_float<S>) {
                 // The largest key, then (for the index, or for keys 0 and NaN, which values
                 // of different bits share) the first element of that key: the winner.
                 std::int16_t best;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "../config.hpp"
 
@@ -486,6 +487,22 @@ inline index_t pick_rows16(const T* from, T* to, index_t rows, index_t n, index_
     }
 }
 
+// f(std::integral_constant<int, step>{}) for steps 2 to 8 (the step a compile-time constant
+// in f), 0 for other steps.
+template <class F>
+inline index_t with_step_2_to_8(index_t step, const F& f) {
+    switch (step) {
+        case 2: return f(std::integral_constant<int, 2>{});
+        case 3: return f(std::integral_constant<int, 3>{});
+        case 4: return f(std::integral_constant<int, 4>{});
+        case 5: return f(std::integral_constant<int, 5>{});
+        case 6: return f(std::integral_constant<int, 6>{});
+        case 7: return f(std::integral_constant<int, 7>{});
+        case 8: return f(std::integral_constant<int, 8>{});
+        default: return 0;
+    }
+}
+
 // The strided windows lo .. hi-1 of rows, straight from the rows' 16-bit keys x (rows
 // `length` apart, window lo's first tap at `first`) into d, c (rows `pitch` apart), eight
 // windows at a time (`groups` of them a row): for each tap t, the elements first + t * dil,
@@ -628,21 +645,10 @@ inline index_t coded_pick_taps16(const std::int16_t* x, std::int16_t* d, std::ui
                                  index_t pitch, index_t first, index_t taps, index_t dil,
                                  std::uint16_t place, index_t readable, index_t writable) {
     if (n < 1 || taps < 1) return 0;
-    switch (step) {
-#define OVPOOL_PICK_TAPS_CASE(S)                                                               \
-        case S:                                                                                \
-            return coded_pick_taps16_step<S>(x, d, c, rows, n, length, pitch, first, taps, dil, \
-                                             place, readable, writable);
-        OVPOOL_PICK_TAPS_CASE(2)
-        OVPOOL_PICK_TAPS_CASE(3)
-        OVPOOL_PICK_TAPS_CASE(4)
-        OVPOOL_PICK_TAPS_CASE(5)
-        OVPOOL_PICK_TAPS_CASE(6)
-        OVPOOL_PICK_TAPS_CASE(7)
-        OVPOOL_PICK_TAPS_CASE(8)
-#undef OVPOOL_PICK_TAPS_CASE
-        default: return 0;
-    }
+    return with_step_2_to_8(step, [&](auto s) {
+        return coded_pick_taps16_step<decltype(s)::value>(x, d, c, rows, n, length, pitch, first,
+                                                          taps, dil, place, readable, writable);
+    });
 }
 
 // columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
@@ -739,6 +745,80 @@ inline index_t coded_rel_indices8(I* index, const std::uint8_t* code, const std:
         }
     }
     return j;
+}
+
+// index[j] = start + begin[j] + offset(code[j]) for j in [0, n - n % 8) (the rest is the
+// caller's), for uint8 codes made of bit fields (max_coded.hpp's CodeFields): offset(code) =
+// sum over the `axes` fields of ((code >> shift[a]) & mask[a]) * step[a], below 2^31, computed
+// in 32-bit lanes, eight codes at a time, with no table and no gather. The same sums as the
+// scalar loop's rel[code[j]] (rel: that offset for every code); int32 indices are the low
+// halves of the 64-bit sums, as its cast.
+template <class I, int Axes>
+inline index_t coded_field_indices8_axes(I* index, const std::uint8_t* code, const int* shift,
+                                         const std::int32_t* mask, const std::int32_t* step,
+                                         const index_t* begin, std::int64_t start, index_t n) {
+    __m128i shifts[Axes];
+    __m256i masks[Axes], steps[Axes];
+    for (int a = 0; a < Axes; ++a) {
+        shifts[a] = _mm_cvtsi32_si128(shift[a]);
+        masks[a] = _mm256_set1_epi32(mask[a]);
+        steps[a] = _mm256_set1_epi32(step[a]);
+    }
+    const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m256i base64 = _mm256_set1_epi64x(start);
+    const __m256i base32 = _mm256_set1_epi32(static_cast<std::int32_t>(start));
+    index_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256i codes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(
+            reinterpret_cast<const __m128i*>(code + j)));
+        __m256i offsets = _mm256_mullo_epi32(
+            _mm256_and_si256(_mm256_srl_epi32(codes, shifts[0]), masks[0]), steps[0]);
+        for (int a = 1; a < Axes; ++a) {
+            const __m256i digit = _mm256_and_si256(_mm256_srl_epi32(codes, shifts[a]), masks[a]);
+            offsets = _mm256_add_epi32(offsets, _mm256_mullo_epi32(digit, steps[a]));
+        }
+        const __m256i first0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(begin + j));
+        const __m256i first1 =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(begin + j + 4));
+        if constexpr (sizeof(I) == 8) {
+            const __m256i lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(offsets));
+            const __m256i hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(offsets, 1));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + j),
+                                _mm256_add_epi64(_mm256_add_epi64(base64, first0), lo));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + j + 4),
+                                _mm256_add_epi64(_mm256_add_epi64(base64, first1), hi));
+        } else {
+            // (Low halves: the sum's low 32 bits are those of its terms' low halves.)
+            const __m128i lo =
+                _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(first0, low_halves));
+            const __m128i hi =
+                _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(first1, low_halves));
+            _mm256_storeu_si256(
+                reinterpret_cast<__m256i*>(index + j),
+                _mm256_add_epi32(_mm256_add_epi32(_mm256_set_m128i(hi, lo), base32), offsets));
+        }
+    }
+    return j;
+}
+
+// (The field count a constant: the loop over the fields unrolled, their constants kept in
+// registers.)
+template <class I>
+inline index_t coded_field_indices8(I* index, const std::uint8_t* code, const int* shift,
+                                    const std::int32_t* mask, const std::int32_t* step, int axes,
+                                    const index_t* begin, std::int64_t start, index_t n) {
+    static_assert(sizeof(index_t) == 8, "begin holds 64-bit entries");
+    switch (axes) {
+        case 1:
+            return coded_field_indices8_axes<I, 1>(index, code, shift, mask, step, begin, start, n);
+        case 2:
+            return coded_field_indices8_axes<I, 2>(index, code, shift, mask, step, begin, start, n);
+        case 3:
+            return coded_field_indices8_axes<I, 3>(index, code, shift, mask, step, begin, start, n);
+        case 4:
+            return coded_field_indices8_axes<I, 4>(index, code, shift, mask, step, begin, start, n);
+        default: return 0;
+    }
 }
 
 // Strided picks of 1-byte elements by byte shuffles (AVX2 gathers are slow on AMD EPYC).
@@ -881,6 +961,76 @@ inline void store_bytes(void* at, V v) {
         _mm256_storeu_si256(static_cast<__m256i*>(at), v);
     } else {
         _mm_storeu_si128(static_cast<__m128i*>(at), v);
+    }
+}
+
+// Picks of 1-byte entries at irregular positions, sixteen at a time by byte shuffles
+// (max_coded.hpp's coded_counted_rows: each window read from the run of its tap count at its
+// first tap). One BytePick per 16-byte block of a run that holds picks of a group of sixteen
+// windows: the block starts `at` entries into run `run` of a row, and mask moves its picks
+// into their windows' lanes (0x80 elsewhere), so a group is the OR of its blocks' shuffles.
+struct BytePick {
+    index_t run = 0;
+    index_t at = 0;
+    std::uint8_t mask[16];
+};
+
+// The BytePicks of windows j < out_len (out_len >= 16; fewer: none) reading count[j] taps
+// from begin[j] (count 0: no pick), from the run of count[j] - count_min taps, in groups of
+// sixteen windows from min(16 g, out_len - 16); group g's BytePicks are picks[groups[g] ..
+// groups[g + 1]).
+inline void byte_pick_table(const index_t* begin, const index_t* count, index_t out_len,
+                            index_t count_min, std::vector<BytePick>* picks,
+                            std::vector<index_t>* groups) {
+    picks->clear();
+    groups->clear();
+    if (out_len < 16) return;
+    for (index_t g = 0; g * 16 < out_len; ++g) {
+        groups->push_back(static_cast<index_t>(picks->size()));
+        const index_t s = std::min(16 * g, out_len - 16);
+        index_t low = -1;
+        for (index_t j = s; j < s + 16; ++j) {
+            if (count[j] > 0 && (low < 0 || begin[j] < low)) low = begin[j];
+        }
+        const std::size_t first = picks->size();
+        for (index_t j = s; j < s + 16; ++j) {
+            if (count[j] == 0) continue;
+            const index_t run = count[j] - count_min, at = low + (begin[j] - low) / 16 * 16;
+            std::size_t e = first;
+            while (e < picks->size() && ((*picks)[e].run != run || (*picks)[e].at != at)) ++e;
+            if (e == picks->size()) {
+                BytePick pick;
+                pick.run = run;
+                pick.at = at;
+                std::memset(pick.mask, 0x80, sizeof(pick.mask));
+                picks->push_back(pick);
+            }
+            (*picks)[e].mask[j - s] = static_cast<std::uint8_t>(begin[j] - at);
+        }
+    }
+    groups->push_back(static_cast<index_t>(picks->size()));
+}
+
+// to[j] = from[run(j) * stride + begin[j]], to_code[j] likewise from from_code, for the
+// windows j < out_len of byte_pick_table's picks and groups (windows of no pick: 0). Reads
+// 16 bytes from each BytePick's block.
+template <class T>
+inline void pick_bytes_by_table(const T* from, const std::uint8_t* from_code, T* to,
+                                std::uint8_t* to_code, index_t stride, index_t out_len,
+                                const BytePick* picks, const index_t* groups) {
+    static_assert(sizeof(T) == 1, "1-byte entries");
+    for (index_t g = 0; g * 16 < out_len; ++g) {
+        __m128i values = _mm_setzero_si128(), codes = values;
+        for (index_t e = groups[g]; e < groups[g + 1]; ++e) {
+            const BytePick& pick = picks[e];
+            const index_t at = pick.run * stride + pick.at;
+            const __m128i mask = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pick.mask));
+            values = _mm_or_si128(values, _mm_shuffle_epi8(load_bytes<__m128i>(from + at), mask));
+            codes = _mm_or_si128(codes, _mm_shuffle_epi8(load_bytes<__m128i>(from_code + at), mask));
+        }
+        const index_t s = std::min(16 * g, out_len - 16);
+        store_bytes(to + s, values);
+        store_bytes(to_code + s, codes);
     }
 }
 
@@ -1110,6 +1260,136 @@ inline index_t coded_taps_bytes(T* d, std::uint8_t* c, const T* r, const std::ui
     for (; i + 32 <= n; i += 32) coded_taps_bytes_at<Codes, T, 32>(d, c, r, rc, taps, gap, place, i);
     if (i < n) coded_taps_bytes_at<Codes, T, 32>(d, c, r, rc, taps, gap, place, n - 32);
     return n;
+}
+
+// The strided windows lo .. hi-1 of rows of 1-byte values x (rows `length` apart, window lo's
+// first tap at `first`) into d, c (rows `pitch` apart), sixteen windows at a time (`groups` of
+// them a row), as coded_pick_taps16 does for 16-bit keys: for each tap t, the elements first
+// + t * dil, + S, + 2S, ... picked into one 16-byte vector by byte shuffles (byte_step_masks,
+// from the Blocks 16-byte blocks that hold them), combined as coded_taps_bytes combines taps
+// (a later tap replaces only when larger; its code t * place), two rows at a time in the
+// halves of 256-bit vectors. One vector step per tap and sixteen windows, with neither the run
+// of every stride-1 window (values and codes) nor its two picks (max_coded.hpp's
+// coded_last_pass). Rows while their reads stay below `readable` and their writes (16 *
+// groups entries) below `writable` (returned; lanes past the row's windows hold other
+// entries, which the caller writes again later or which are never outputs).
+template <class T, class V, class Pick>
+inline void picked_taps_bytes(const Pick& pick, const T* row, index_t taps, index_t dil, V step,
+                              V* best, V* code) {
+    V b = pick(row), c{}, add{};  // (V{}: zeros)
+    for (index_t t = 1; t < taps; ++t) {
+        const V next = max_bytes<T>(b, pick(row + t * dil));
+        add = bytes_add(add, step);
+        c = bytes_blend(add, c, bytes_equal(next, b));
+        b = next;
+    }
+    *best = b;
+    *code = c;
+}
+
+template <class T, int S, int Blocks>
+inline index_t coded_pick_taps_bytes_blocks(const T* x, T* d, std::uint8_t* c, index_t rows,
+                                            index_t groups, index_t length, index_t pitch,
+                                            index_t first, index_t taps, index_t dil,
+                                            std::uint8_t place, index_t readable,
+                                            index_t writable) {
+    static_assert(Blocks >= 1 && Blocks <= S, "picks within the S blocks of sixteen groups");
+    const __m128i* masks = reinterpret_cast<const __m128i*>(byte_step_masks.m[S]);
+    __m128i mask[Blocks];
+    __m256i mask2[Blocks];
+    for (int v = 0; v < Blocks; ++v) {
+        mask[v] = _mm_load_si128(masks + v);
+        mask2[v] = _mm256_broadcastsi128_si256(mask[v]);
+    }
+    // (Read from a row's start, and written.)
+    const index_t reach = first + (taps - 1) * dil + (groups - 1) * 16 * S + 16 * Blocks;
+    const index_t wide = 16 * groups;
+    if (readable < reach || writable < wide) return 0;
+    const index_t count =
+        std::min({rows, (readable - reach) / length + 1, (writable - wide) / pitch + 1});
+    auto pick = [&](const T* at) {
+        __m128i picks = _mm_shuffle_epi8(load_bytes<__m128i>(at), mask[0]);
+        for (int v = 1; v < Blocks; ++v) {
+            picks = _mm_or_si128(picks, _mm_shuffle_epi8(load_bytes<__m128i>(at + 16 * v),
+                                                         mask[v]));
+        }
+        return picks;
+    };
+    auto pick2 = [&](const T* at) {
+        auto rows2 = [&](const T* p) {
+            return _mm256_inserti128_si256(_mm256_castsi128_si256(load_bytes<__m128i>(p)),
+                                           load_bytes<__m128i>(p + length), 1);
+        };
+        __m256i picks = _mm256_shuffle_epi8(rows2(at), mask2[0]);
+        for (int v = 1; v < Blocks; ++v) {
+            picks = _mm256_or_si256(picks, _mm256_shuffle_epi8(rows2(at + 16 * v), mask2[v]));
+        }
+        return picks;
+    };
+    const __m256i step2 = bytes_all<__m256i>(place);
+    index_t o = 0;
+    for (; o + 2 <= count; o += 2) {
+        // (Groups from the last: row o's last group may reach into row o + 1's first, which
+        // is then written after it.)
+        for (index_t g = groups - 1; g >= 0; --g) {
+            __m256i best, code;
+            picked_taps_bytes<T>(pick2, x + o * length + first + g * 16 * S, taps, dil, step2,
+                                 &best, &code);
+            // (Row o first: its entries past its windows may be row o + 1's.)
+            T* to = d + o * pitch + 16 * g;
+            std::uint8_t* to_code = c + o * pitch + 16 * g;
+            store_bytes(to, _mm256_castsi256_si128(best));
+            store_bytes(to_code, _mm256_castsi256_si128(code));
+            store_bytes(to + pitch, _mm256_extracti128_si256(best, 1));
+            store_bytes(to_code + pitch, _mm256_extracti128_si256(code, 1));
+        }
+    }
+    const __m128i step = bytes_all<__m128i>(place);
+    for (; o < count; ++o) {
+        for (index_t g = 0; g < groups; ++g) {
+            __m128i best, code;
+            picked_taps_bytes<T>(pick, x + o * length + first + g * 16 * S, taps, dil, step,
+                                 &best, &code);
+            store_bytes(d + o * pitch + 16 * g, best);
+            store_bytes(c + o * pitch + 16 * g, code);
+        }
+    }
+    return count;
+}
+
+template <class T, int S>
+inline index_t coded_pick_taps_bytes_step(const T* x, T* d, std::uint8_t* c, index_t rows,
+                                          index_t n, index_t length, index_t pitch,
+                                          index_t first, index_t taps, index_t dil,
+                                          std::uint8_t place, index_t readable,
+                                          index_t writable) {
+    // (More than sixteen windows: whole groups of sixteen, each S blocks wide.)
+    const index_t groups = (n + 15) / 16;
+    if (n > 16 || (n - 1) * S / 16 >= 2) {
+        return coded_pick_taps_bytes_blocks<T, S, S>(x, d, c, rows, groups, length, pitch,
+                                                     first, taps, dil, place, readable,
+                                                     writable);
+    }
+    if ((n - 1) * S / 16 == 0) {
+        return coded_pick_taps_bytes_blocks<T, S, 1>(x, d, c, rows, 1, length, pitch, first,
+                                                     taps, dil, place, readable, writable);
+    }
+    return coded_pick_taps_bytes_blocks<T, S, 2>(x, d, c, rows, 1, length, pitch, first, taps,
+                                                 dil, place, readable, writable);
+}
+
+// coded_pick_taps_bytes_blocks for steps 2 to 8, n >= 1 windows a row, taps >= 1 (other
+// cases: 0 rows). T: std::int8_t or std::uint8_t.
+template <class T>
+inline index_t coded_pick_taps_bytes(const T* x, T* d, std::uint8_t* c, index_t rows, index_t n,
+                                     index_t step, index_t length, index_t pitch, index_t first,
+                                     index_t taps, index_t dil, std::uint8_t place,
+                                     index_t readable, index_t writable) {
+    if (n < 1 || taps < 1) return 0;
+    return with_step_2_to_8(step, [&](auto s) {
+        return coded_pick_taps_bytes_step<T, decltype(s)::value>(
+            x, d, c, rows, n, length, pitch, first, taps, dil, place, readable, writable);
+    });
 }
 
 // columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below

@@ -186,6 +186,59 @@ inline index_t find_run(const T* x, index_t n, T value) {
     return -1;
 }
 
+// The largest of each of `planes` planes of n >= 16 bytes (T int8 or uint8) at x, n apart,
+// into out[0 .. returned), sixteen planes at a time (the rest is the caller's): each plane
+// folded into 16 bytes (its vectors' maximum, the last vector an overlapping load), then the
+// sixteen folds halved together by unpacking pairs of them and taking the maximum, four times,
+// so that the sixteen planes' maxima end in one vector in plane order. A plane of a few dozen
+// bytes pays a few instructions rather than max_run's reduction of its own vector. Integer
+// maxima: the portable loops' values.
+template <class T>
+inline __m128i max_bytes16(__m128i a, __m128i b) {
+    return std::is_signed<T>::value ? _mm_max_epi8(a, b) : _mm_max_epu8(a, b);
+}
+
+template <class T>
+inline index_t max_byte_planes(const T* x, index_t n, index_t planes, T* out) {
+    static_assert(sizeof(T) == 1 && std::is_integral<T>::value, "1-byte integer planes");
+    if (n < 16) return 0;
+    auto load16 = [](const T* at) {
+        return _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    };
+    auto fold = [&](const T* plane) {
+        if (n < 32) return max_bytes16<T>(load16(plane), load16(plane + n - 16));
+        typedef Lanes<T> L;
+        typename L::V m = L::load(plane);
+        index_t i = 32;
+        for (; i + 32 <= n; i += 32) m = L::max(m, L::load(plane + i));
+        if (i < n) m = L::max(m, L::load(plane + n - 32));
+        return max_bytes16<T>(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    };
+    index_t p = 0;
+    for (; p + 16 <= planes; p += 16) {
+        __m128i v[16];
+        for (int k = 0; k < 16; ++k) v[k] = fold(x + (p + k) * n);
+        // (After each level, unit k of the wider element size holds planes in order, half as
+        // many of each plane's bytes left.)
+        for (int k = 0; k < 8; ++k) {
+            v[k] = max_bytes16<T>(_mm_unpacklo_epi8(v[2 * k], v[2 * k + 1]),
+                                  _mm_unpackhi_epi8(v[2 * k], v[2 * k + 1]));
+        }
+        for (int k = 0; k < 4; ++k) {
+            v[k] = max_bytes16<T>(_mm_unpacklo_epi16(v[2 * k], v[2 * k + 1]),
+                                  _mm_unpackhi_epi16(v[2 * k], v[2 * k + 1]));
+        }
+        for (int k = 0; k < 2; ++k) {
+            v[k] = max_bytes16<T>(_mm_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
+                                  _mm_unpackhi_epi32(v[2 * k], v[2 * k + 1]));
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + p),
+                         max_bytes16<T>(_mm_unpacklo_epi64(v[0], v[1]),
+                                        _mm_unpackhi_epi64(v[0], v[1])));
+    }
+    return p;
+}
+
 // Sums of planes of n <= 8 bytes (int8 or uint8), four planes per instruction: two planes
 // to each 128-bit half, each spread by a byte shuffle to its own eight bytes (zeros after its
 // n), then summed by PSADBW against zero. int8 bytes are biased by 128 first (their sign bit
