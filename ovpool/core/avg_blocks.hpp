@@ -266,7 +266,9 @@ class AvgBlocks {
             if (short_sums_) init_short_sums(g, divisors, workers, work);
         }
         block_divisors_ = divisors;
-        if (g.out_plane < few_outputs_per_plane) {
+        // (float32 sums with float32 divisors leave the lanes as averages: see run)
+        const bool lane_averages = std::is_same<B, float>::value && divisors.real32;
+        if (g.out_plane < few_outputs_per_plane && !lane_averages) {
             repeated_.repeat(block_divisors_, g.out_plane, L);
         }
         if constexpr (ranged_average<S>::value) {
@@ -321,6 +323,14 @@ class AvgBlocks {
         }
         if (!summed) {
             const B* sums = lane_sums(x, count, planes + L * out_plane);
+            if constexpr (std::is_same<B, float>::value) {
+                if (divisors_.real32) {
+                    // Averaged on their way out of the lanes (unstage_float_averages).
+                    unstage_float_averages<L>(sums, out_plane, count, divisors_.real32, out,
+                                              out_plane);
+                    return;
+                }
+            }
             transpose_from_lanes<L>(sums, out_plane, count, planes);
         }
         if (repeated) {
