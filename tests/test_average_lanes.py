@@ -350,11 +350,12 @@ def test_byte_upsampling_in_short_lanes_matches_the_oracle(monkeypatch, shape, s
 AXIS0_TAPS = [((1, 20, 2, 5, 3), (2, 2, 2)), ((1, 20, 3, 7), (2, 3)),
               ((1, 20, 5, 5), (2, 2)), ((1, 20, 7, 4, 2), (2, 2, 1)), ((1, 20, 9), (2,)),
               ((2, 10, 9, 3, 2), (2, 2, 2))]
-# Eight outputs or more per plane: float32 sums leave the lanes as averages, divided and
-# narrowed in the tile transposes (unstage_float_averages): 8 outputs, one tile; 12 and 9, a
-# last tile overlapping the one before.
-DIVIDED = [((1, 20, 51), (9,)), ((2, 10, 30), (8,)), ((1, 20, 12, 10), (3, 4)),
-           ((1, 20, 5, 4, 5), (2, 1, 4))]
+# Eight outputs per plane or more: float32 sums of whole tiles or of 32 outputs or more leave
+# the lanes as averages, divided and narrowed in the tile transposes (unstage_float_averages):
+# 8 outputs, one tile; 35, a last tile overlapping the one before; 9 and 12, the sums' rows and
+# write_averages (float_averages_unstage).
+DIVIDED = [((1, 20, 120), (35,)), ((2, 10, 30), (8,)), ((1, 20, 12, 10), (3, 4)),
+           ((1, 20, 51), (9,)), ((1, 20, 5, 4, 5), (2, 1, 4))]
 
 
 @pytest.mark.parametrize("shape, size", AXIS0_TAPS + DIVIDED)

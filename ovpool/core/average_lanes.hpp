@@ -324,6 +324,12 @@ inline void unstage_half(const float* staged, index_t n, index_t count, S* out, 
 // through tile transposes that divide and narrow on the way (simd::untranspose_tile_averages),
 // rather than to a row of sums per plane and write_averages from there: the same division and
 // rounding, so the same bits.
+// Whether unstage_float_averages pays for n outputs per plane: a whole number of tiles, or
+// enough of them that the last one, overlapping the one before, adds little (it transposes and
+// narrows eight outputs again; bfloat16 9 outputs per plane, two tiles each, took 1.2x the
+// time of the sums' row and one write_averages sweep).
+inline bool float_averages_unstage(index_t n) { return n % 8 == 0 || n >= 32; }
+
 template <index_t L, class S>
 inline void unstage_float_averages(const float* sums, index_t n, index_t count,
                                    const float* real32, S* out, index_t stride) {
@@ -871,9 +877,9 @@ class AvgLanes {
                     break;
             }
             if constexpr (staged_sums<B> && std::is_same<B, float>::value) {
-                // float32 sums of eight outputs or more: divided and narrowed on their way out
-                // of the lanes (unstage_float_averages), not through a row of sums.
-                if (n >= 8 && divisors_.real32) {
+                // float32 sums of whole tiles or many outputs: divided and narrowed on their
+                // way out of the lanes (unstage_float_averages), not through a row of sums.
+                if (float_averages_unstage(n) && divisors_.real32) {
                     unstage_float_averages<L>(staged, n, count, divisors_.real32 + k,
                                               out_ + first * out_plane + k, out_plane);
                     continue;
