@@ -350,9 +350,15 @@ def test_byte_upsampling_in_short_lanes_matches_the_oracle(monkeypatch, shape, s
 AXIS0_TAPS = [((1, 20, 2, 5, 3), (2, 2, 2)), ((1, 20, 3, 7), (2, 3)),
               ((1, 20, 5, 5), (2, 2)), ((1, 20, 7, 4, 2), (2, 2, 1)), ((1, 20, 9), (2,)),
               ((2, 10, 9, 3, 2), (2, 2, 2))]
+# Eight outputs per plane or more: float32 sums of whole tiles or of 32 outputs or more leave
+# the lanes as averages, divided and narrowed in the tile transposes (unstage_float_averages):
+# 8 outputs, one tile; 35, a last tile overlapping the one before; 9 and 12, the sums' rows and
+# write_averages (float_averages_unstage).
+DIVIDED = [((1, 20, 120), (35,)), ((2, 10, 30), (8,)), ((1, 20, 12, 10), (3, 4)),
+           ((1, 20, 51), (9,)), ((1, 20, 5, 4, 5), (2, 1, 4))]
 
 
-@pytest.mark.parametrize("shape, size", AXIS0_TAPS)
+@pytest.mark.parametrize("shape, size", AXIS0_TAPS + DIVIDED)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "uint8"])
 def test_axis0_windows_of_one_to_five_taps_match_the_oracle(shape, size, dtype):
     """Exact sums (small integers, -0, NaN, infinities in float planes; the extremes in integer
@@ -370,10 +376,13 @@ def test_axis0_windows_of_one_to_five_taps_match_the_oracle(shape, size, dtype):
         assert (zeros == 0).all() and not np.signbit(zeros).any()
 
 
-@pytest.mark.parametrize("shape, size", AXIS0_TAPS)
+@pytest.mark.parametrize("shape, size", AXIS0_TAPS + DIVIDED)
 def test_axis0_windows_of_one_to_five_taps_keep_their_bits(monkeypatch, shape, size):
     """Random floats (sums that round): each plane's bits are those of the plane pooled alone
     by the passes, on one or two threads, and both builds agree."""
+    import ml_dtypes
+
     _assert_random_planes_keep_their_bits(
         monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 71,
-        (np.float32, np.float16, np.int8))
+        (np.float32, np.float16, ml_dtypes.bfloat16, np.int8))
+

@@ -250,3 +250,16 @@ def test_int16_block_averages_of_every_tap_count_and_divisor(monkeypatch, dtype)
         at += 1
     if _avx2_build() is not None:
         _assert_builds_agree_bitwise(monkeypatch, pool)
+
+
+# float32 / float16 / bfloat16 blocks leave the lanes as averages, divided and narrowed in the
+# tile transposes (unstage_float_averages): planes of fewer and of more than eight outputs, a
+# full block and a part-empty one (21 and 37 planes).
+@pytest.mark.parametrize("shape", [(1, 21, 9, 6), (1, 37, 7, 8), (3, 7, 50)])
+def test_block_averages_divided_in_the_lanes_keep_their_bits(monkeypatch, shape):
+    """Random floats (sums that round): every plane gets the bits of that plane pooled on its
+    own, with one or two threads, and both builds agree, bfloat16 included."""
+    import ml_dtypes
+
+    _assert_random_planes_keep_their_bits(monkeypatch, _pool_all, shape, 47,
+                                          (np.float32, np.float16, ml_dtypes.bfloat16))

@@ -24,8 +24,9 @@ from test_kernels import _assert_random_planes_keep_their_bits
 # Few planes (no blocks): 2-D planes of long rows, rows of 16 (passes over the first axis
 # summed 16 at a time in registers), 1-D rows of odd lengths (vector tails). Rows of 2665 and
 # 1201 elements: blocks of six and thirteen rows made whole groups of eight (the last block
-# shorter) for the columns.
-SHAPES_2D = [(1, 3, 72, 61), (1, 2, 19, 37), (1, 2, 21, 16)]
+# shorter) for the columns. Rows of 70: 16-bit float runs whose last sums are an overlapping
+# vector of eight, and columns whose last tile overlaps the one before.
+SHAPES_2D = [(1, 3, 72, 61), (1, 2, 19, 37), (1, 2, 21, 16), (1, 2, 20, 70)]
 SHAPES_1D = [(1, 3, 2665), (2, 2, 203), (3, 5, 203), (1, 9, 1201), (2, 7, 2665)]
 
 # (kernel, strides, pads_begin, pads_end, dilations, rounding)

@@ -468,3 +468,37 @@ def test_whole_plane_16bit_max_keeps_the_first_offset_in_every_lane(monkeypatch,
     if _avx2_build() is not None:
         _assert_builds_agree_bitwise(monkeypatch, lambda: [ovpool.max_pool(x, x.shape[-1])
                                                            for x in cases])
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_whole_plane_sums_four_at_a_time_keep_the_baseline_bits(monkeypatch, dtype):
+    """The AVX2 build sums float planes of 16 elements or more four at a time (planes the lanes
+    do not take: fewer than a block, or more than 64 elements): the bits of the baseline
+    build's plane-by-plane sums, for lengths around multiples of eight, numbers of planes that
+    leave one to three over, NaN payloads (a NaN total is summed again in one order), signed
+    zeros and infinities, on one or two threads."""
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(103)
+    cases = [_signed_float_data(rng, (1, planes, n)).astype(dtype)
+             for n, planes in ((16, 4), (17, 5), (23, 6), (65, 7), (72, 9), (140, 10),
+                               (289, 11))]
+    cases.append(_signed_float_data(rng, (2, 9, 17, 17)).astype(dtype))
+    # Finite sums that round (the NaN and infinite totals above hide most of them).
+    cases += [(rng.standard_normal((1, 7, n)) * 100).astype(dtype) for n in (16, 31, 140, 289)]
+
+    def run():
+        results = []
+        threads = ovpool.get_num_threads()
+        try:
+            for n in (1, 2):
+                ovpool.set_num_threads(n)
+                for x in cases:
+                    plane = x.shape[2:]
+                    results += [ovpool.adaptive_avg_pool(x, (1,) * len(plane)),
+                                ovpool.avg_pool(x, plane)]
+        finally:
+            ovpool.set_num_threads(threads)
+        return results
+
+    _assert_builds_agree_bitwise(monkeypatch, run)

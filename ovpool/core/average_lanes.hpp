@@ -319,6 +319,43 @@ inline void unstage_half(const float* staged, index_t n, index_t count, S* out, 
     }
 }
 
+// out[p * stride + k] = S(sums[k * L + p] / real32[k]) for p < count, k < n: float32 sums in
+// lanes averaged and moved straight to each plane's outputs, eight planes by eight outputs
+// through tile transposes that divide and narrow on the way (simd::untranspose_tile_averages),
+// rather than to a row of sums per plane and write_averages from there: the same division and
+// rounding, so the same bits.
+// Whether unstage_float_averages pays for n outputs per plane: a whole number of tiles, or
+// enough of them that the last one, overlapping the one before, adds little (it transposes and
+// narrows eight outputs again; bfloat16 9 outputs per plane, two tiles each, took 1.2x the
+// time of the sums' row and one write_averages sweep).
+inline bool float_averages_unstage(index_t n) { return n % 8 == 0 || n >= 32; }
+
+template <index_t L, class S>
+inline void unstage_float_averages(const float* sums, index_t n, index_t count,
+                                   const float* real32, S* out, index_t stride) {
+    index_t p0 = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (L % 8 == 0) {
+        for (; n >= 8 && p0 + 8 <= count; p0 += 8) {
+            if (n % 8 != 0) {
+                // The last outputs first, in a tile overlapping the one before, whose
+                // overlapped outputs (not divided here: a division per output, not more)
+                // the tiles below write again.
+                simd::untranspose_tile_averages(sums + (n - 8) * L + p0, L, real32 + n - 8,
+                                                out + p0 * stride + n - 8, stride, 8 - n % 8);
+            }
+            for (index_t k = 0; k + 8 <= n; k += 8) {
+                simd::untranspose_tile_averages(sums + k * L + p0, L, real32 + k,
+                                                out + p0 * stride + k, stride);
+            }
+        }
+    }
+#endif
+    for (index_t p = p0; p < count; ++p) {
+        for (index_t k = 0; k < n; ++k) out[p * stride + k] = store<S>(sums[k * L + p] / real32[k]);
+    }
+}
+
 // out[p * stride + k] = staged[k * 16 + p] for k < n, p < count, as one-byte S: the int16
 // averages of one-byte inputs (lane_pair_averages in short lanes, sixteen planes to a block)
 // straight into the output, packed to bytes in place and transposed 16x16 bytes at a time
@@ -838,6 +875,15 @@ class AvgLanes {
                 default:
                     lane_sums<B, L, 3>(lanes, staged, sums, stride, count, g_, row, last);
                     break;
+            }
+            if constexpr (staged_sums<B> && std::is_same<B, float>::value) {
+                // float32 sums of whole tiles or many outputs: divided and narrowed on their
+                // way out of the lanes (unstage_float_averages), not through a row of sums.
+                if (float_averages_unstage(n) && divisors_.real32) {
+                    unstage_float_averages<L>(staged, n, count, divisors_.real32 + k,
+                                              out_ + first * out_plane + k, out_plane);
+                    continue;
+                }
             }
             if constexpr (staged_sums<B>) unstage_sums<B, L>(staged, n, count, sums, stride);
             if (whole_) {

@@ -266,7 +266,10 @@ class AvgBlocks {
             if (short_sums_) init_short_sums(g, divisors, workers, work);
         }
         block_divisors_ = divisors;
-        if (g.out_plane < few_outputs_per_plane) {
+        // (float32 sums with float32 divisors leave the lanes as averages: see run)
+        lane_averages_ = std::is_same<B, float>::value && divisors.real32 &&
+                         float_averages_unstage(g.out_plane);
+        if (g.out_plane < few_outputs_per_plane && !lane_averages_) {
             repeated_.repeat(block_divisors_, g.out_plane, L);
         }
         if constexpr (ranged_average<S>::value) {
@@ -321,6 +324,14 @@ class AvgBlocks {
         }
         if (!summed) {
             const B* sums = lane_sums(x, count, planes + L * out_plane);
+            if constexpr (std::is_same<B, float>::value) {
+                if (lane_averages_) {
+                    // Averaged on their way out of the lanes (unstage_float_averages).
+                    unstage_float_averages<L>(sums, out_plane, count, divisors_.real32, out,
+                                              out_plane);
+                    return;
+                }
+            }
             transpose_from_lanes<L>(sums, out_plane, count, planes);
         }
         if (repeated) {
@@ -377,6 +388,7 @@ class AvgBlocks {
     bool ordered_ = false;         // pass_order_ applies (else outermost first)
     long long volume_ = 0;               // g's largest window volume
     bool small_divisors_ = false;        // every divisor below small_divisor_limit
+    bool lane_averages_ = false;         // float32 sums averaged in unstage_float_averages
     index_t per_worker_ = 0;             // scratch elements per worker
     std::unique_ptr<B[]> scratch_;
     // int8 / uint8 windows whose partial sums stay within int16 (window volume times the

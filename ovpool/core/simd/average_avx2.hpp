@@ -332,6 +332,45 @@ inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
     }
 }
 
+// The float32 sums of four runs of n >= 16 elements (run q at x + q * pitch), each in
+// window_sum's order for a unit-step window of n taps (average.hpp): eight partial sums from
+// +0 (lane k adds elements k, k + 8, ...), combined ((s0 + s1) + (s2 + s3)) + ((s4 + s5) +
+// (s6 + s7)), then the elements after the last whole eight one by one. Four runs at once, so
+// that four chains of dependent additions overlap (one run alone waits on each addition's
+// latency: whole 17x17 float16 planes spent most of their time there). vhaddps adds its
+// pairs with the operands the other way round, which gives the same sum of two numbers; of
+// two NaNs it may keep the other payload, so the caller sums NaN totals again.
+template <class Src>
+inline void run_sums4(const Src* x, index_t pitch, index_t n, float* sums) {
+    const Src* r0 = x;
+    const Src* r1 = x + pitch;
+    const Src* r2 = x + 2 * pitch;
+    const Src* r3 = x + 3 * pitch;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    index_t t = 0;
+    for (; t + 8 <= n; t += 8) {
+        a0 = _mm256_add_ps(a0, load8_f32(r0 + t));
+        a1 = _mm256_add_ps(a1, load8_f32(r1 + t));
+        a2 = _mm256_add_ps(a2, load8_f32(r2 + t));
+        a3 = _mm256_add_ps(a3, load8_f32(r3 + t));
+    }
+    // [s0+s1, s2+s3 of a0, then of a1 | s4+s5, s6+s7 of a0, then of a1], the same of a2, a3;
+    // then [(s0+s1)+(s2+s3) of a0 .. a3 | (s4+s5)+(s6+s7) of a0 .. a3], and the two halves.
+    __m256 pairs = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    _mm_storeu_ps(sums, _mm_add_ps(_mm256_castps256_ps128(pairs), _mm256_extractf128_ps(pairs, 1)));
+    float s0 = sums[0], s1 = sums[1], s2 = sums[2], s3 = sums[3];
+    for (; t < n; ++t) {
+        s0 = s0 + load<float>(r0[t]);
+        s1 = s1 + load<float>(r1[t]);
+        s2 = s2 + load<float>(r2[t]);
+        s3 = s3 + load<float>(r3[t]);
+    }
+    sums[0] = s0;
+    sums[1] = s1;
+    sums[2] = s2;
+    sums[3] = s3;
+}
+
 // Whether strided_sums8<Src, A> exists: int32 sums of int8 / uint8 inputs.
 template <class Src, class A>
 constexpr bool has_strided_sums8 =

@@ -93,14 +93,21 @@ inline bool columns_suit(const AxisTable& w, bool exact) {
 template <class A, class Src>
 inline void columns_of_rows8(const Src* const* row, index_t length, index_t c0, index_t c1,
                              A* cols) {
-    index_t c = c0;
-    for (; c < c1 && c + 8 <= length; c += 8) {
+    auto tile = [&](index_t at) {
         __m256 m[8];
-        for (index_t r = 0; r < 8; ++r) m[r] = load8_lanes<A>(row[r] + c);
+        for (index_t r = 0; r < 8; ++r) m[r] = load8_lanes<A>(row[r] + at);
         transpose8x8(m);
         for (index_t k = 0; k < 8; ++k) {
-            _mm256_storeu_ps(reinterpret_cast<float*>(cols + (c - c0 + k) * 8), m[k]);
+            _mm256_storeu_ps(reinterpret_cast<float*>(cols + (at - c0 + k) * 8), m[k]);
         }
+    };
+    index_t c = c0;
+    for (; c < c1 && c + 8 <= length; c += 8) tile(c);
+    if (c < c1 && length - 8 >= c0) {
+        // The row's last columns as its last eight, overlapping columns already written
+        // (the same values again), rather than 8 conversions and stores per column.
+        tile(length - 8);
+        return;
     }
     for (; c < c1; ++c) {
         for (index_t r = 0; r < 8; ++r) cols[(c - c0) * 8 + r] = load<A>(row[r][c]);

@@ -118,6 +118,29 @@ inline void untranspose_tile_half(const float* lanes, index_t L, S* out, index_t
     }
 }
 
+// out[p * stride + k] = S(lanes[k * L + p] / real32[k]) for p < 8, `from` <= k < 8: eight
+// outputs' float32 sums of eight lanes divided (each output's divisor shared by its lanes)
+// and moved to each plane's row, narrowed for 16-bit float outputs. The division
+// write_averages makes, so the same quotients; the narrowing store<S>'s. Outputs k < from are
+// not divided, and get values of no use: the caller writes them again.
+template <class S>
+inline void untranspose_tile_averages(const float* lanes, index_t L, const float* real32, S* out,
+                                      index_t stride, index_t from = 0) {
+    __m256 m[8];
+    for (index_t k = 0; k < 8; ++k) {
+        m[k] = _mm256_loadu_ps(lanes + k * L);
+        if (k >= from) m[k] = _mm256_div_ps(m[k], _mm256_broadcast_ss(real32 + k));
+    }
+    transpose8x8(m);
+    for (int p = 0; p < 8; ++p) {
+        if constexpr (std::is_same<S, float>::value) {
+            _mm256_storeu_ps(out + p * stride, m[p]);
+        } else {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out + p * stride), narrow8<S>(m[p]));
+        }
+    }
+}
+
 }  // namespace simd
 }  // namespace OVPOOL_CORE_ISA
 }  // namespace core
