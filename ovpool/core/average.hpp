@@ -472,9 +472,7 @@ inline void pick_strided(A* out, const A* sums, index_t step, index_t n, index_t
                 _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), simd::phase16<S>(in, 0));
             }
         };
-        if (step == 2) pick(std::integral_constant<int, 2>());
-        if (step == 3) pick(std::integral_constant<int, 3>());
-        if (step == 4) pick(std::integral_constant<int, 4>());
+        with_constant<2, 4>(step, pick);
     }
     if constexpr (sizeof(A) == 4) {
         const index_t groups = std::min(n, avail / step) / 8 * 8;  // (reads below avail)
@@ -487,9 +485,7 @@ inline void pick_strided(A* out, const A* sums, index_t step, index_t n, index_t
                 _mm256_storeu_ps(reinterpret_cast<float*>(out + j), simd::phase8<S>(in, 0));
             }
         };
-        if (step == 2) pick(std::integral_constant<int, 2>());
-        if (step == 3) pick(std::integral_constant<int, 3>());
-        if (step == 4) pick(std::integral_constant<int, 4>());
+        with_constant<2, 4>(step, pick);
     }
 #endif
     for (; j < n; ++j) out[j] = sums[j * step];
@@ -881,16 +877,18 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
         // Eight at a time when the sums fit in int32 (then so do the averages, and their
         // int8 / uint8 / int32 / int64 stores are those of the scalar rule's results).
         if constexpr (std::is_same<A, std::int32_t>::value || std::is_same<A, std::int16_t>::value) {
-            if (divisors.small_sums && divisors.real32) {
-                for (; i + 8 <= n; i += 8) {
-                    simd::store_averages8(out + i, simd::divide_round_even8_small(
-                                                       sums + i, divisors.real32 + i));
-                }
-            }
             if (divisors.small_sums) {
-                for (; i + 8 <= n; i += 8) {
-                    simd::store_averages8(out + i, simd::divide_round_even8_small(
-                                                       sums + i, divisors.real + i));
+                // (float32 divisors when the job made them, else the float64 ones)
+                auto divide_all = [&](const auto* real) {
+                    for (; i + 8 <= n; i += 8) {
+                        simd::store_averages8(out + i,
+                                              simd::divide_round_even8_small(sums + i, real + i));
+                    }
+                };
+                if (divisors.real32) {
+                    divide_all(divisors.real32);
+                } else {
+                    divide_all(divisors.real);
                 }
             }
         }

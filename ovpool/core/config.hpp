@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #ifndef OVPOOL_CORE_ISA
 #define OVPOOL_CORE_ISA baseline
@@ -29,6 +30,20 @@ inline namespace OVPOOL_CORE_ISA {
 
 // Element counts and offsets, as in the packed window tables (numpy's intp).
 using index_t = std::ptrdiff_t;
+
+// f(std::integral_constant<int, v>{}) for Lo <= v <= Hi, so that a kernel picks its version
+// for a run-time value (a stride, a tap count) with the value a compile-time constant in it;
+// for other values, f's result type value-initialised (nothing, for void). One dispatcher
+// rather than a switch per kernel.
+template <int Lo, int Hi, class F>
+inline auto with_constant(index_t v, const F& f) -> decltype(f(std::integral_constant<int, Lo>{})) {
+    if (v == Lo) return f(std::integral_constant<int, Lo>{});
+    if constexpr (Lo < Hi) {
+        return with_constant<Lo + 1, Hi>(v, f);
+    } else {
+        return decltype(f(std::integral_constant<int, Lo>{}))();
+    }
+}
 
 // Input elements per block when planes of a single spatial axis are pooled as the rows of one
 // pass (see AvgJob): enough to amortise a pass's set-up, small enough to stay in L2.

@@ -487,22 +487,6 @@ inline index_t pick_rows16(const T* from, T* to, index_t rows, index_t n, index_
     }
 }
 
-// f(std::integral_constant<int, step>{}) for steps 2 to 8 (the step a compile-time constant
-// in f), 0 for other steps.
-template <class F>
-inline index_t with_step_2_to_8(index_t step, const F& f) {
-    switch (step) {
-        case 2: return f(std::integral_constant<int, 2>{});
-        case 3: return f(std::integral_constant<int, 3>{});
-        case 4: return f(std::integral_constant<int, 4>{});
-        case 5: return f(std::integral_constant<int, 5>{});
-        case 6: return f(std::integral_constant<int, 6>{});
-        case 7: return f(std::integral_constant<int, 7>{});
-        case 8: return f(std::integral_constant<int, 8>{});
-        default: return 0;
-    }
-}
-
 // The strided windows lo .. hi-1 of rows, straight from the rows' 16-bit keys x (rows
 // `length` apart, window lo's first tap at `first`) into d, c (rows `pitch` apart), eight
 // windows at a time (`groups` of them a row): for each tap t, the elements first + t * dil,
@@ -645,7 +629,7 @@ inline index_t coded_pick_taps16(const std::int16_t* x, std::int16_t* d, std::ui
                                  index_t pitch, index_t first, index_t taps, index_t dil,
                                  std::uint16_t place, index_t readable, index_t writable) {
     if (n < 1 || taps < 1) return 0;
-    return with_step_2_to_8(step, [&](auto s) {
+    return with_constant<2, 8>(step, [&](auto s) {
         return coded_pick_taps16_step<decltype(s)::value>(x, d, c, rows, n, length, pitch, first,
                                                           taps, dil, place, readable, writable);
     });
@@ -1386,7 +1370,7 @@ inline index_t coded_pick_taps_bytes(const T* x, T* d, std::uint8_t* c, index_t 
                                      index_t taps, index_t dil, std::uint8_t place,
                                      index_t readable, index_t writable) {
     if (n < 1 || taps < 1) return 0;
-    return with_step_2_to_8(step, [&](auto s) {
+    return with_constant<2, 8>(step, [&](auto s) {
         return coded_pick_taps_bytes_step<T, decltype(s)::value>(
             x, d, c, rows, n, length, pitch, first, taps, dil, place, readable, writable);
     });
