@@ -157,116 +157,84 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
     const Src* r1 = first + (M > 1 ? gap : 0);
     const Src* r2 = first + (M > 2 ? 2 * gap : 0);
     const Src* r3 = first + (M > 3 ? 3 * gap : 0);
-    const Src* r4 = first + (M > 4 ? 4 * gap : 0);  // (more than four: 16-bit floats, int32 sums)
+    const Src* r4 = first + (M > 4 ? 4 * gap : 0);  // (more than four: 16-bit floats, int32 / int16 sums)
     const Src* r5 = first + (M > 5 ? 5 * gap : 0);
     const Src* r6 = first + (M > 6 ? 6 * gap : 0);
     const Src* r7 = first + (M > 7 ? 7 * gap : 0);
+    // total + run 0 + run 1 + ... at element `at`, in run order (the order that makes float
+    // sums exact to the specification's): one body for the scalar loop and every vector form,
+    // each of which says how it loads a run and adds.
+    auto add_runs = [&](auto total, index_t at, auto load, auto add) {
+        total = add(total, load(r0 + at));
+        if constexpr (M > 1) total = add(total, load(r1 + at));
+        if constexpr (M > 2) total = add(total, load(r2 + at));
+        if constexpr (M > 3) total = add(total, load(r3 + at));
+        if constexpr (M > 4) total = add(total, load(r4 + at));
+        if constexpr (M > 5) total = add(total, load(r5 + at));
+        if constexpr (M > 6) total = add(total, load(r6 + at));
+        if constexpr (M > 7) total = add(total, load(r7 + at));
+        return total;
+    };
     index_t i = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (is_half<Src>::value && std::is_same<A, float>::value) {
-        // 16-bit floats widened in registers, eight lanes at a time (the vectoriser does not
-        // widen float16 by itself): each lane adds its runs in the order of the loop below.
-        auto eight = [&](index_t at) {
-            __m256 total = Add ? _mm256_loadu_ps(dst + at) : _mm256_setzero_ps();
-            total = _mm256_add_ps(total, simd::load8_f32(r0 + at));
-            if (M > 1) total = _mm256_add_ps(total, simd::load8_f32(r1 + at));
-            if (M > 2) total = _mm256_add_ps(total, simd::load8_f32(r2 + at));
-            if (M > 3) total = _mm256_add_ps(total, simd::load8_f32(r3 + at));
-            if (M > 4) total = _mm256_add_ps(total, simd::load8_f32(r4 + at));
-            if (M > 5) total = _mm256_add_ps(total, simd::load8_f32(r5 + at));
-            if (M > 6) total = _mm256_add_ps(total, simd::load8_f32(r6 + at));
-            if (M > 7) total = _mm256_add_ps(total, simd::load8_f32(r7 + at));
-            _mm256_storeu_ps(dst + at, total);
+    // W sums a vector while they last; without Add, the last W overlap the vector before (the
+    // same sums again: dst is not a run) rather than leaving up to W-1 to the scalar loop,
+    // whose conversions and additions per element and run cost as much as the vectors before
+    // them for runs of a few dozen elements (rows of 70 float16 with five taps).
+    auto vector_sweep = [&](auto width, auto load_dst, auto zero, auto load, auto add, auto store) {
+        constexpr index_t W = decltype(width)::value;
+        auto one = [&](index_t at) {
+            store(dst + at, add_runs(Add ? load_dst(dst + at) : zero, at, load, add));
         };
-        for (; i + 8 <= n; i += 8) eight(i);
-        if (!Add && i < n && n >= 8) {
-            // The last few sums as the last eight, overlapping sums already written (the
-            // same values again: dst is not a run), rather than one conversion and addition
-            // per element and run below (rows of 70 float16 with five taps: six elements
-            // cost as much as the 64 before them).
-            eight(n - 8);
+        for (; i + W <= n; i += W) one(i);
+        if (!Add && i < n && n >= W) {
+            one(n - W);
             i = n;
         }
+    };
+    auto load_ints = [](const A* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+    auto store_ints = [](A* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); };
+    auto add32 = [](__m256i a, __m256i b) { return _mm256_add_epi32(a, b); };
+    if constexpr (is_half<Src>::value && std::is_same<A, float>::value) {
+        // 16-bit floats widened in registers (the vectoriser does not widen float16 by
+        // itself), each lane adding its runs in the scalar loop's order from +0 or dst.
+        vector_sweep(
+            std::integral_constant<index_t, 8>{}, [](const float* p) { return _mm256_loadu_ps(p); },
+            _mm256_setzero_ps(), [](const Src* p) { return simd::load8_f32(p); },
+            [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); },
+            [](float* p, __m256 v) { _mm256_storeu_ps(p, v); });
     }
     if constexpr (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
-                  sizeof(Src) == 8) {
-        // int64 inputs summed in int32 (their sums fit, so each input does): the low halves,
-        // which the loop below takes one at a time (the vectoriser leaves that narrowing
-        // scalar).
-        for (; i + 8 <= n; i += 8) {
-            __m256i total = Add ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dst + i))
-                                : _mm256_setzero_si256();
-            total = _mm256_add_epi32(total, simd::load8_i32(r0 + i));
-            if (M > 1) total = _mm256_add_epi32(total, simd::load8_i32(r1 + i));
-            if (M > 2) total = _mm256_add_epi32(total, simd::load8_i32(r2 + i));
-            if (M > 3) total = _mm256_add_epi32(total, simd::load8_i32(r3 + i));
-            if (M > 4) total = _mm256_add_epi32(total, simd::load8_i32(r4 + i));
-            if (M > 5) total = _mm256_add_epi32(total, simd::load8_i32(r5 + i));
-            if (M > 6) total = _mm256_add_epi32(total, simd::load8_i32(r6 + i));
-            if (M > 7) total = _mm256_add_epi32(total, simd::load8_i32(r7 + i));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), total);
-        }
-    }
-    constexpr bool short_sums = std::is_same<A, std::int16_t>::value &&
-                                (std::is_same<Src, std::int16_t>::value ||
-                                 (std::is_integral<Src>::value && sizeof(Src) == 1));
-    constexpr bool byte_sums = std::is_same<A, std::int32_t>::value &&
-                               std::is_integral<Src>::value && sizeof(Src) == 1;
-    if constexpr (short_sums || byte_sums) {
-        // int16 sums of int16 runs (the int16 plane blocks' passes over whole rows of lanes)
-        // or of bytes, and int32 sums of bytes, a vector at a time: gcc's own vector loop
+                  (sizeof(Src) == 8 || sizeof(Src) == 1)) {
+        // int32 sums of int64 inputs (their sums fit, so each input does: the low halves,
+        // which the vectoriser narrows one at a time) or of bytes (gcc's own vector loop
         // spent as much on its set-up, checks and a remainder of up to 31 elements one at a
-        // time as on the additions, for runs of a few dozen elements. Without Add, the last
-        // vector overlaps the one before (it rewrites the same sums: dst does not overlap the
-        // runs). Exact sums.
-        constexpr index_t W = short_sums ? 16 : 8;
-        auto run = [](const auto* r, index_t at) {
-            using T = typename std::remove_cv<typename std::remove_pointer<decltype(r)>::type>::type;
-            if constexpr (sizeof(T) == 2) {
-                return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + at));
-            } else if constexpr (W == 16) {
-                const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + at));
-                return std::is_signed<T>::value ? _mm256_cvtepi8_epi16(bytes)
-                                                : _mm256_cvtepu8_epi16(bytes);
+        // time as on the additions, for runs of a few dozen elements). Exact sums.
+        vector_sweep(std::integral_constant<index_t, 8>{}, load_ints, _mm256_setzero_si256(),
+                     [](const Src* p) { return simd::load8_i32(p); }, add32, store_ints);
+    }
+    if constexpr (std::is_same<A, std::int16_t>::value &&
+                  (std::is_same<Src, std::int16_t>::value ||
+                   (std::is_integral<Src>::value && sizeof(Src) == 1))) {
+        // int16 sums of int16 runs (the int16 plane blocks' passes over whole rows of lanes)
+        // or of bytes, sixteen at a time, for the reason above. Exact sums.
+        auto load16 = [](const Src* p) {
+            if constexpr (sizeof(Src) == 2) {
+                return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
             } else {
-                return simd::load8_i32(r + at);
+                const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+                return std::is_signed<Src>::value ? _mm256_cvtepi8_epi16(bytes)
+                                                  : _mm256_cvtepu8_epi16(bytes);
             }
         };
-        auto add = [](__m256i a, __m256i b) {
-            return W == 16 ? _mm256_add_epi16(a, b) : _mm256_add_epi32(a, b);
-        };
-        auto sweep = [&](index_t at) {
-            __m256i total = run(r0, at);
-            if (Add) {
-                total = add(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(dst + at)), total);
-            }
-            if (M > 1) total = add(total, run(r1, at));
-            if (M > 2) total = add(total, run(r2, at));
-            if (M > 3) total = add(total, run(r3, at));
-            if (M > 4) total = add(total, run(r4, at));
-            if (M > 5) total = add(total, run(r5, at));
-            if (M > 6) total = add(total, run(r6, at));
-            if (M > 7) total = add(total, run(r7, at));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + at), total);
-        };
-        for (; i + W <= n; i += W) sweep(i);
-        if (!Add && i < n && n >= W) {
-            sweep(n - W);
-            return;
-        }
+        vector_sweep(std::integral_constant<index_t, 16>{}, load_ints, _mm256_setzero_si256(),
+                     load16, [](__m256i a, __m256i b) { return _mm256_add_epi16(a, b); },
+                     store_ints);
     }
 #endif
     for (; i < n; ++i) {
-        A total = Add ? dst[i] : A(0);
-        total = total + load<A>(r0[i]);
-        if (M > 1) total = total + load<A>(r1[i]);
-        if (M > 2) total = total + load<A>(r2[i]);
-        if (M > 3) total = total + load<A>(r3[i]);
-        if (M > 4) total = total + load<A>(r4[i]);
-        if (M > 5) total = total + load<A>(r5[i]);
-        if (M > 6) total = total + load<A>(r6[i]);
-        if (M > 7) total = total + load<A>(r7[i]);
-        dst[i] = total;
+        dst[i] = add_runs(Add ? dst[i] : A(0), i, [](const Src* p) { return load<A>(*p); },
+                          [](A a, A b) { return A(a + b); });
     }
 }
 

@@ -464,12 +464,10 @@ void lane_sums(const A* block, A* staged, A* sums, index_t stride, index_t count
                 }
             }
         };
-        switch (n0) {
-            case 1: outputs(std::integral_constant<index_t, 1>()); break;
-            case 2: outputs(std::integral_constant<index_t, 2>()); break;
-            case 3: outputs(std::integral_constant<index_t, 3>()); break;
-            case 4: outputs(std::integral_constant<index_t, 4>()); break;
-            default: outputs(std::integral_constant<index_t, 0>()); break;
+        if (n0 >= 1 && n0 <= 4) {
+            with_constant<1, 4>(n0, outputs);
+        } else {
+            outputs(std::integral_constant<index_t, 0>());
         }
     }
 }
