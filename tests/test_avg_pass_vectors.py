@@ -198,6 +198,11 @@ EIGHT_BIT_SHORT = [
 # of a group's last row one at a time).
 EIGHT_BIT_PICKED = [
     ((1, 9, 3813), (4,), (3,), (0,), (0,), (3,), "ceil", "same_lower"),
+    # taps a multiple of the stride apart: one phase of the row picked, its windows summed at
+    # unit step (core/average.hpp's sum_phase_windows), rows longer than one piece of phase
+    ((1, 9, 13001), (4,), (3,), (0,), (0,), (3,), "ceil", "same_lower"),
+    ((1, 9, 701), (3,), (3,), (2,), (1,), (6,), "ceil", "explicit"),
+    ((1, 9, 355), (5,), (4,), (1,), (3,), (4,), "floor", "explicit"),
     ((1, 9, 203), (4,), (3,), (2,), (1,), (3,), "ceil", "explicit"),
     ((1, 7, 301), (3,), (4,), (0,), (2,), (2,), "floor", "explicit"),
 ]
