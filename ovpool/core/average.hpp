@@ -28,6 +28,7 @@
 #include "max.hpp"
 #include "simd/average_avx2.hpp"
 #include "simd/avg_columns_avx2.hpp"
+#include "simd/short_lanes_avx2.hpp"
 
 namespace ovpool {
 namespace core {
@@ -842,6 +843,8 @@ struct RepeatedDivisors {
     std::unique_ptr<std::int64_t[]> count;
     std::unique_ptr<double[]> real;
     std::unique_ptr<float[]> real32;
+    std::unique_ptr<float[]> divisor32;
+    std::unique_ptr<float[]> inverse32;
 
     // Copies d's `out_plane` divisors `planes` times and points d at the copies.
     void repeat(Divisors& d, index_t out_plane, index_t planes) {
@@ -853,12 +856,16 @@ struct RepeatedDivisors {
         }
         d.count = count.get();
         d.real = real.get();
-        if (d.real32) {
-            real32 = allocate<float>(planes * out_plane);
+        auto repeat_floats = [&](const float*& from, std::unique_ptr<float[]>& copy) {
+            if (!from) return;
+            copy = allocate<float>(planes * out_plane);
             for (index_t p = 0; p < planes; ++p)
-                std::copy(d.real32, d.real32 + out_plane, real32.get() + p * out_plane);
-            d.real32 = real32.get();
-        }
+                std::copy(from, from + out_plane, copy.get() + p * out_plane);
+            from = copy.get();
+        };
+        repeat_floats(d.real32, real32);
+        repeat_floats(d.divisor32, divisor32);
+        repeat_floats(d.inverse32, inverse32);
     }
 };
 
@@ -870,6 +877,26 @@ inline std::unique_ptr<float[]> float32_divisors(const double* real, index_t n) 
     std::unique_ptr<float[]> real32 = allocate<float>(n);
     for (index_t i = 0; i < n; ++i) real32[i] = static_cast<float>(real[i]);
     return real32;
+}
+
+// Divisors::divisor32 and inverse32 (at [0, n) and [n, 2n) of the array returned) from the
+// divisors as doubles, for int16 sums (AVX2 only: null in the baseline build, whose
+// write_averages divides). Throws std::bad_alloc.
+inline std::unique_ptr<float[]> inverse_divisors(const double* real, index_t n) {
+#if OVPOOL_CORE_HAVE_AVX2
+    std::unique_ptr<float[]> both = allocate<float>(2 * n);
+    for (index_t i = 0; i < n; ++i) {
+        float pair[2];
+        simd::lane_divisor(real[i], pair);
+        both[i] = pair[0];
+        both[n + i] = pair[1];
+    }
+    return both;
+#else
+    (void)real;
+    (void)n;
+    return nullptr;
+#endif
 }
 
 // Divisors::real32 for float32 sums (float32_divisors); null for other sums.
@@ -914,6 +941,25 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
 #if OVPOOL_CORE_HAVE_AVX2
         // Eight at a time when the sums fit in int32 (then so do the averages, and their
         // int8 / uint8 / int32 / int64 stores are those of the scalar rule's results).
+        if constexpr (std::is_same<A, std::int16_t>::value) {
+            if (divisors.small_sums && divisors.inverse32) {
+                // From the divisors' inverses (a division's throughput, one per five cycles or
+                // so, bounded this loop): the same quotients (simd::short_lane_averages).
+                if constexpr (sizeof(S) == 1) {
+                    for (; i + 16 <= n; i += 16) {
+                        simd::averages16_by_inverse(sums + i, divisors.divisor32 + i,
+                                                    divisors.inverse32 + i, out + i);
+                    }
+                }
+                for (; i + 8 <= n; i += 8) {
+                    const __m256 s = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(
+                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + i))));
+                    simd::store_averages8(
+                        out + i, simd::quotients_by_inverse(s, _mm256_loadu_ps(divisors.divisor32 + i),
+                                                            _mm256_loadu_ps(divisors.inverse32 + i)));
+                }
+            }
+        }
         if constexpr (std::is_same<A, std::int32_t>::value || std::is_same<A, std::int16_t>::value) {
             if (divisors.small_sums) {
                 // (float32 divisors when the job made them, else the float64 ones)

@@ -161,6 +161,13 @@ class AvgJob {
                 real32_ = float32_divisors(divisor_real, g_.out_plane);
                 divisors_.real32 = real32_.get();
             }
+            if (short_ && divisors_.small_sums) {
+                inverses_ = inverse_divisors(divisor_real, g_.out_plane);
+                if (inverses_) {
+                    divisors_.divisor32 = inverses_.get();
+                    divisors_.inverse32 = inverses_.get() + g_.out_plane;
+                }
+            }
         }
         divided_ = g_.out_plane;
         if (block_ > 1 && g_.out_plane < few_outputs_per_plane) {
@@ -283,6 +290,7 @@ class AvgJob {
     RepeatedDivisors repeated_;     // a block's divisors, when repeated
     std::unique_ptr<float[]> real32_;  // the divisors as float32 (Divisors::real32): float32
                                        // sums, and integer sums below small_sum_limit
+    std::unique_ptr<float[]> inverses_;  // int16 sums: Divisors::divisor32, then inverse32
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
     std::unique_ptr<AvgBlocks<S>> blocks_;  // blocks mode (avg_blocks.hpp)
