@@ -127,7 +127,7 @@ EIGHT_BIT_ORDERS = [
 # axis summed first), and int32 partial sums of earlier passes (three axes, outermost first);
 # two taps, wide dilations, groups of fewer than eight rows and rows longer than the columns
 # held at once; blocks of 16 rows or more (fewer go row by row: 2x12x854 has blocks of 19
-# rows and of 5), and one-tap windows (a plain subsample), which stay row by row.
+# rows and of 5), and one-tap windows (a plain subsample: a strided copy, see SUBSAMPLES).
 # (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
 EIGHT_BIT_COLUMNS = [
     ((2, 12, 854), (2,), (2,), (0,), (0,), (3,), "floor", "same_upper"),
@@ -143,9 +143,9 @@ EIGHT_BIT_COLUMNS = [
 
 
 # int8 / uint8 windows strided 2 to 4 apart along rows that go row by row (fewer than 16 rows,
-# one-tap windows, or two taps three or four apart, which the dense sums leave), summed eight
-# windows at a time from 16-byte loads (AVX2 builds), the last windows of the last row one at
-# a time (the loads would read past the input).
+# one-tap windows with an empty one at the end, or two taps three or four apart, which the
+# dense sums leave), summed eight windows at a time from 16-byte loads (AVX2 builds), the last
+# windows of the last row one at a time (the loads would read past the input).
 # (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
 EIGHT_BIT_STRIDED = [
     ((1, 9, 203), (2,), (3,), (0,), (1,), (5,), "floor", "explicit"),
@@ -187,6 +187,7 @@ EIGHT_BIT_SHORT = [
     ((1, 2, 40, 70), (16, 16), (2, 1), (7, 8), (7, 8), (1, 1), "floor", "explicit"),
     ((1, 2, 40, 70), (3, 43), (2, 1), (1, 21), (1, 21), (1, 1), "floor", "explicit"),
     ((2, 7, 300), (9,), (1,), (4,), (4,), (3,), "ceil", "explicit"),
+    ((1, 9, 40), (3,), (1,), (1,), (1,), (1,), "floor", "explicit"),  # a block's divisors
     ((1, 2, 6, 9, 33), (3, 2, 5), (2, 1, 1), (1, 0, 2), (1, 1, 2), (1, 2, 1), "ceil",
      "explicit"),
 ]
@@ -198,6 +199,11 @@ EIGHT_BIT_SHORT = [
 # of a group's last row one at a time).
 EIGHT_BIT_PICKED = [
     ((1, 9, 3813), (4,), (3,), (0,), (0,), (3,), "ceil", "same_lower"),
+    # taps a multiple of the stride apart: one phase of the row picked, its windows summed at
+    # unit step (core/average.hpp's sum_phase_windows), rows longer than one piece of phase
+    ((1, 9, 13001), (4,), (3,), (0,), (0,), (3,), "ceil", "same_lower"),
+    ((1, 9, 701), (3,), (3,), (2,), (1,), (6,), "ceil", "explicit"),
+    ((1, 9, 355), (5,), (4,), (1,), (3,), (4,), "floor", "explicit"),
     ((1, 9, 203), (4,), (3,), (2,), (1,), (3,), "ceil", "explicit"),
     ((1, 7, 301), (3,), (4,), (0,), (2,), (2,), "floor", "explicit"),
 ]
@@ -215,6 +221,26 @@ EIGHT_BIT_SHORT_STRIDED = [
     ((1, 2, 40, 170), (15, 17), (2, 3), (7, 8), (7, 8), (1, 1), "floor", "explicit"),
     ((1, 2, 7, 9, 101), (3, 2, 5), (2, 1, 4), (1, 0, 2), (1, 1, 2), (1, 2, 2), "ceil",
      "explicit"),
+]
+
+
+# Windows of one input each over a divisor of 1 (kernel 1 on every axis, no window in the
+# padding): a strided copy of the input (core/avg_picks.hpp), one-byte rows picked by byte
+# shuffles in AVX2 builds. The sweep's 304 rows of 854, steps 2 to 5 and 1 (a plain copy of
+# rows), 2-D and 3-D planes with strides along every axis, many small planes (several to an
+# item), "same" padding whose windows all stay inside the input, and "ceil" rounding whose
+# last windows are empty (divisor 0 or 1 by the rule, so the passes).
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+SUBSAMPLES = [
+    ((8, 38, 854), (1,), (2,), (0,), (0,), (1,), "floor", "same_upper"),
+    ((1, 5, 203), (1,), (3,), (0,), (0,), (1,), "floor", "explicit"),
+    ((1, 3, 131), (1,), (5,), (0,), (0,), (1,), "floor", "explicit"),
+    ((2, 3, 17, 40), (1, 1), (3, 4), (0, 0), (0, 0), (1, 1), "ceil", "explicit"),
+    ((2, 3, 17, 40), (1, 1), (1, 2), (0, 0), (0, 0), (2, 2), "floor", "same_lower"),
+    ((1, 2, 9, 10, 37), (1, 1, 1), (2, 3, 2), (0, 0, 0), (0, 0, 0), (1, 1, 1), "floor",
+     "valid"),
+    ((3, 70, 5, 6), (1, 1), (2, 2), (0, 0), (0, 0), (1, 1), "floor", "explicit"),
+    ((1, 4, 33), (1,), (1,), (0,), (0,), (1,), "floor", "explicit"),
 ]
 
 
@@ -311,3 +337,42 @@ def test_irregular_row_windows_keep_their_bits(monkeypatch, shape, size):
     _assert_random_planes_keep_their_bits(
         monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 79,
         (np.float16, ml_dtypes.bfloat16, np.float32, np.int64, np.int32, np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+@pytest.mark.parametrize("case", SUBSAMPLES)
+def test_one_input_windows_are_the_inputs(dtype, case):
+    """Every output is the input its window holds: the oracle's values (random values and the
+    type's extremes), both divisor rules."""
+    shape, kernel, strides, begin, end, dil, rounding, auto = case
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(73)
+    x = rng.integers(info.min, info.max, endpoint=True, size=shape).astype(dtype)
+    x.reshape(-1)[::7] = info.max
+    x.reshape(-1)[3::11] = info.min
+    results = _pool_eight_bit(case, x)
+    for exclude_pad, got in zip((True, False), results):
+        want = ref_avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=exclude_pad,
+                            rounding_type=rounding, auto_pad=auto)
+        np.testing.assert_array_equal(got, want)
+    if auto == "explicit" and len(kernel) == 1:
+        # (by hand: no padding, so output j is input j * stride)
+        picked = x[..., ::strides[0]][..., :results[0].shape[-1]]
+        np.testing.assert_array_equal(results[0], picked)
+
+
+@pytest.mark.parametrize("case", SUBSAMPLES)
+def test_one_input_windows_keep_their_bits(monkeypatch, case):
+    """The same bytes for each plane alone, on one or two threads, in both builds."""
+    from ovpool import pooling
+    from helpers import assert_planes_keep_their_bits
+    from test_kernels import _assert_builds_agree_bitwise, _avx2_build
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    rng = np.random.default_rng(79)
+    values = rng.integers(-128, 128, size=case[0])
+    assert_planes_keep_their_bits(lambda x: _pool_eight_bit(case, x), values,
+                                  (np.int8, np.uint8, np.int32))
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, lambda: [
+            r for dtype in (np.int8, np.uint8, np.int64)
+            for r in _pool_eight_bit(case, values.astype(dtype))])

@@ -97,6 +97,11 @@ struct Divisors {
     bool small_sums = false;    // integer sums all below 2^23 in magnitude, divisors below 2^24
     const float* real32 = nullptr;  // real as float32 (float32 sums; integer small_sums of the
                                     // passes), or null: see float32_divisors
+    // int16 sums with small_sums (AVX2): the divisors as float32 (1 for an empty window) and
+    // their inverses (0 for an empty window), simd::lane_divisor's pairs as two arrays, so that
+    // the averages come from the inverses (simd::quotients_by_inverse), not divisions; or null.
+    const float* divisor32 = nullptr;
+    const float* inverse32 = nullptr;
 };
 
 // Where max pooling writes its indices. The index of an output is

@@ -23,6 +23,7 @@
 #include "types.hpp"
 #include "average.hpp"
 #include "avg_blocks.hpp"
+#include "avg_picks.hpp"
 #include "avg_ranged.hpp"
 #include "average_lanes.hpp"
 #include "max.hpp"
@@ -86,6 +87,13 @@ class AvgJob {
             whole_.reset(new WholePlaneAvg<S>(x, out, planes, g_.in_plane, divisor, divisor_real,
                                               workers));
             items_ = whole_->items();
+            return;
+        }
+        if (AvgPicks<S>::suits(g_, divisor)) {
+            // Every window one input over a divisor of 1: a strided copy (avg_picks.hpp).
+            mode_ = Mode::picks;
+            picks_.reset(new AvgPicks<S>(x, out, planes, g_, workers));
+            items_ = picks_->items();
             return;
         }
 #if OVPOOL_CORE_HAVE_AVX2
@@ -153,6 +161,13 @@ class AvgJob {
                 real32_ = float32_divisors(divisor_real, g_.out_plane);
                 divisors_.real32 = real32_.get();
             }
+            if (short_ && divisors_.small_sums) {
+                inverses_ = inverse_divisors(divisor_real, g_.out_plane);
+                if (inverses_) {
+                    divisors_.divisor32 = inverses_.get();
+                    divisors_.inverse32 = inverses_.get() + g_.out_plane;
+                }
+            }
         }
         divided_ = g_.out_plane;
         if (block_ > 1 && g_.out_plane < few_outputs_per_plane) {
@@ -213,11 +228,14 @@ class AvgJob {
             case Mode::blocks:
                 blocks_->run(item, worker);
                 break;
+            case Mode::picks:
+                picks_->run(item, worker);
+                break;
         }
     }
 
   private:
-    enum class Mode { planes, same3x3, lanes, blocks };
+    enum class Mode { planes, same3x3, lanes, blocks, picks };
 
     // float32 planes with 3x3 windows, stride 1, one element of padding per side, through
     // simd::avg_3x3_same_plane: the divisors as float32 (exact: window sizes and +inf), each
@@ -272,9 +290,11 @@ class AvgJob {
     RepeatedDivisors repeated_;     // a block's divisors, when repeated
     std::unique_ptr<float[]> real32_;  // the divisors as float32 (Divisors::real32): float32
                                        // sums, and integer sums below small_sum_limit
+    std::unique_ptr<float[]> inverses_;  // int16 sums: Divisors::divisor32, then inverse32
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
     std::unique_ptr<AvgBlocks<S>> blocks_;  // blocks mode (avg_blocks.hpp)
+    std::unique_ptr<AvgPicks<S>> picks_;    // picks mode (avg_picks.hpp)
     index_t table_stride_ = 0;
     std::unique_ptr<WholePlaneAvg<S>> whole_;  // whole-plane windows (reduce.hpp)
     std::unique_ptr<RowSplit> split_;          // few planes: parts of planes (row_split.hpp),

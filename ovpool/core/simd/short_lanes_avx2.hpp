@@ -82,27 +82,51 @@ inline void lane_divisor(double real, float* divisor) {
 // cycles or so, two per output) bounded this loop. Sums below 2^23 and divisors below 2^24
 // are exact as float32, so the correctly rounded quotient, rounded to nearest even by the
 // conversion, is the scalar rule's (see average_avx2.hpp's divide_round_even8_small).
+// round_half_even(s / d) as int32 of eight int16 sums s (as float32) over divisors d, from
+// their inverses y (lane_divisor's pairs: d = 1 and y = 0 for an empty window, whose average
+// is then 0), by the refinement short_lane_averages describes.
+inline __m256i quotients_by_inverse(__m256 s, __m256 d, __m256 y) {
+    const __m256 q0 = _mm256_mul_ps(s, y);
+    const __m256 r = _mm256_fnmadd_ps(q0, d, s);
+    return _mm256_cvtps_epi32(_mm256_fmadd_ps(r, y, q0));
+}
+
+// Sixteen int32 averages (lo: the first eight, hi: the next), each within S's range, as
+// one-byte S.
+template <class S>
+inline __m128i average_bytes16(__m256i lo, __m256i hi) {
+    // (packs interleaves the halves: lanes 0-3, 8-11 | 4-7, 12-15; the permute restores the
+    // order.)
+    const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xD8);
+    const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
+    return std::is_signed<S>::value ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+}
+
 template <class S>
 inline void short_lane_averages(const std::int16_t* sums, index_t m, const float* divisor, S* q) {
     for (index_t k = 0; k < m; ++k) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + k * 16));
         const __m256 d = _mm256_broadcast_ss(divisor + 2 * k);
         const __m256 y = _mm256_broadcast_ss(divisor + 2 * k + 1);
-        auto quotients = [&](__m256 s) {
-            const __m256 q0 = _mm256_mul_ps(s, y);
-            const __m256 r = _mm256_fnmadd_ps(q0, d, s);
-            return _mm256_cvtps_epi32(_mm256_fmadd_ps(r, y, q0));
-        };
+        auto quotients = [&](__m256 s) { return quotients_by_inverse(s, d, y); };
         const __m256i lo = quotients(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v))));
         const __m256i hi = quotients(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1))));
-        // (packs interleaves the halves: lanes 0-3, 8-11 | 4-7, 12-15; the permute restores
-        // the order.)
-        const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xD8);
-        const __m128i w0 = _mm256_castsi256_si128(words), w1 = _mm256_extracti128_si256(words, 1);
-        const __m128i bytes =
-            std::is_signed<S>::value ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k * 16), bytes);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k * 16), average_bytes16<S>(lo, hi));
     }
+}
+
+// out[i] = round_half_even(sums[i] / d[i]) as one-byte S for i < 16: int16 sums over one
+// divisor each (d, y: lane_divisor's pairs as two arrays), as short_lane_averages divides.
+template <class S>
+inline void averages16_by_inverse(const std::int16_t* sums, const float* d, const float* y, S* out) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));
+    const __m256i lo = quotients_by_inverse(
+        _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v))), _mm256_loadu_ps(d),
+        _mm256_loadu_ps(y));
+    const __m256i hi = quotients_by_inverse(
+        _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1))),
+        _mm256_loadu_ps(d + 8), _mm256_loadu_ps(y + 8));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), average_bytes16<S>(lo, hi));
 }
 
 // q[k * 16 + p] = lanes[k * 16 + p] as S, for k < m, p < 16: int16 averages (each within S's
