@@ -556,6 +556,14 @@ def _assert_16bit_cases_keep_their_bits(monkeypatch, cases, seed):
         for axis, index_type in ((0, "i64"), (2, "i32"))])
 
 
+def _assert_cases_match(cases, dtype, seed):
+    """Each (shape, kernel, strides, pads_begin, pads_end, dilations) of `cases` on
+    _max_pool_input's values against the oracle (_assert_windows_match)."""
+    rng = np.random.default_rng(seed)
+    for shape, k, s, pb, pe, d in cases:
+        _assert_windows_match(_max_pool_input(rng, dtype, shape, 30), [(k, s, pb, pe, d)])
+
+
 # Strided windows over short rows in many blocks, with indices: (shape, kernel, strides,
 # pads_begin, pads_end, dilations). Last axes shorter than 32 with at most eight strided
 # windows of two taps or more a row (16-bit keys in AVX2 builds: each tap's picks straight
@@ -580,9 +588,7 @@ _STRIDED_SHORT_BLOCKS = [
 def test_strided_short_rows_in_many_blocks_match_the_oracle(dtype):
     """_STRIDED_SHORT_BLOCKS against the oracle: values bit for bit, int64 and int32 indices,
     across planes and within them; ties, NaN and all-NaN windows, signed zeros."""
-    rng = np.random.default_rng(47)
-    for shape, k, s, pb, pe, d in _STRIDED_SHORT_BLOCKS:
-        _assert_windows_match(_max_pool_input(rng, dtype, shape, 30), [(k, s, pb, pe, d)])
+    _assert_cases_match(_STRIDED_SHORT_BLOCKS, dtype, 47)
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
@@ -612,9 +618,7 @@ def test_short_output_rows_match_the_oracle(dtype):
     """_SHORT_OUTPUT_ROWS against the oracle: values bit for bit (16-bit floats: zeros and NaN
     winners read back from the input), int64 and int32 indices, across planes and within
     them; ties, NaN and all-NaN windows, signed zeros."""
-    rng = np.random.default_rng(53)
-    for shape, k, s, pb, pe, d in _SHORT_OUTPUT_ROWS:
-        _assert_windows_match(_max_pool_input(rng, dtype, shape, 30), [(k, s, pb, pe, d)])
+    _assert_cases_match(_SHORT_OUTPUT_ROWS, dtype, 53)
 
 
 @pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
@@ -639,6 +643,43 @@ def test_tap_code_edge_columns_keep_their_bits(monkeypatch):
         for v in (x, x.astype(np.float16))
         for k, s, p, d in [((1, 12), 1, (0, 11), 1), ((2, 3), (1, 3), 1, (1, 2)),
                            ((1, 4), 1, (0, 3), (1, 3))]])
+
+
+# Strided windows along the axes before the last over rows of eight entries or more (16-bit
+# keys up to 63, float32 up to 31, bytes up to 127) whose windows, each read straight from its
+# rows in whole vectors (the last overlapping; rows of 8 to 15 16-bit keys in two half vectors),
+# take no more vector steps than the run of every stride-1 window: window by window. Last-axis
+# edge windows of 16-bit keys whose taps lie within eight elements: one byte shuffle a tap for
+# a side of a row (AVX2 builds), next to sides that do not fit (more than eight windows, taps
+# spread wider) and rows shorter than eight; empty windows among them. Strided last axes of
+# one tap (16-bit keys: picked eight at a time by shuffles for steps 2 to 8, else one by one).
+# (shape, kernel, strides, pads_begin, pads_end, dilations)
+_STRIDED_ROWS_AND_EDGE_PICKS = [
+    ((2, 3, 33, 33), (6, 3), (3, 1), (1, 3), (2, 2), (1, 3)),  # the sweep's #97: edges 3 + 2
+    ((1, 2, 50, 12), (5, 3), (4, 1), (0, 1), (3, 1), (2, 1)),  # rows of 12: half vectors
+    ((1, 2, 24, 20), (2, 2), (2, 1), (1, 6), (0, 6), (1, 5)),  # empty edge windows each side
+    ((1, 2, 21, 30), (3, 9), (2, 1), (1, 1), (1, 8), 1),       # left picked, right nine windows
+    ((1, 2, 19, 7), (3, 3), (3, 1), 1, 1, (1, 2)),             # rows of 7: the run, no picks
+    ((1, 2, 9, 8, 21), (3, 2, 2), (2, 3, 1), (1, 0, 1), (1, 1, 0), (1, 2, 3)),
+    ((1, 3, 40, 61), (3, 1), (4, 3), (1, 0), (2, 0), (2, 1)),  # one tap three apart
+    ((1, 2, 30, 70), (3, 1), (5, 10), 0, 0, (3, 1)),           # one tap ten apart
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32, np.int8])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_strided_rows_and_edge_picks_match_the_oracle(dtype):
+    """_STRIDED_ROWS_AND_EDGE_PICKS against the oracle: values bit for bit, int64 and int32
+    indices, across planes and within them; ties, NaN and all-NaN windows, signed zeros."""
+    _assert_cases_match(_STRIDED_ROWS_AND_EDGE_PICKS, dtype, 107)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_strided_rows_and_edge_picks_keep_their_bits(monkeypatch):
+    """_STRIDED_ROWS_AND_EDGE_PICKS on every 16-bit bit pattern (NaN payloads, signed zeros,
+    ties): the same bits and indices from both builds."""
+    _assert_16bit_cases_keep_their_bits(monkeypatch, _STRIDED_ROWS_AND_EDGE_PICKS, 109)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])

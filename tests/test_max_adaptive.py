@@ -124,3 +124,59 @@ def test_irregular_windows_keep_the_baseline_bits(monkeypatch):
     for (a, ai), (b, bi) in zip(one, two):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
         np.testing.assert_array_equal(ai, bi)
+
+
+# (shape, adaptive output sizes) of 16-bit floats in the lanes as int16 keys.
+KEYED_SHAPES = [
+    ((2, 20, 13, 17), [(7, 7), (4, 9)]),
+    ((1, 9, 14, 11, 16), [(5, 4, 7)]),
+    ((3, 11, 150), [(37,)]),
+]
+
+
+def _every_16bit_pattern(dtype, shape, seed):
+    """_every_16bit_pattern_shuffled (bfloat16 by name) with its first 40 elements NaN, so
+    that some windows hold only NaNs."""
+    from test_kernels import _every_16bit_pattern_shuffled
+
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
+    x = _every_16bit_pattern_shuffled(dtype, shape, seed)
+    x.reshape(-1)[:40] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_16bit_float_keys_in_lanes_match_the_oracle(dtype):
+    """float16 and bfloat16 go into the lanes as int16 keys: on distinct bit patterns (NaN
+    payloads, signed zeros, infinities) and whole-NaN windows, the oracle's indices (int64 and
+    int32), and as each value the bits of the input's element at its index (a zero or NaN
+    winner read back from the input, the others from their keys); values alone the same."""
+    from reference import ref_adaptive_max_pool
+
+    for shape, sizes in KEYED_SHAPES:
+        x = _every_16bit_pattern(dtype, shape, 113)
+        bits = x.view(np.uint16).reshape(shape[0] * shape[1], -1)
+        for size in sizes:
+            want_index = ref_adaptive_max_pool(x, size)[1]
+            got, got_index = ovpool.adaptive_max_pool(x, size)
+            np.testing.assert_array_equal(got_index, want_index)
+            flat_index = got_index.reshape(bits.shape[0], -1)
+            want_bits = np.take_along_axis(bits, flat_index, axis=1).reshape(got.shape)
+            np.testing.assert_array_equal(got.view(np.uint16), want_bits)
+            got32 = ovpool.adaptive_max_pool(x, size, index_element_type="i32")[1]
+            np.testing.assert_array_equal(got32, want_index)
+            alone = ovpool.adaptive_max_pool(x, size, return_indices=False)
+            np.testing.assert_array_equal(alone.view(np.uint16), want_bits)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+def test_16bit_float_keys_in_lanes_keep_the_baseline_bits(monkeypatch):
+    """The keys' lanes (16-bit transposes in and out in AVX2 builds, copies in the baseline)
+    give the same bits and indices from both builds."""
+    inputs = [_every_16bit_pattern(dtype, shape, 127)
+              for dtype in (np.float16, "bfloat16") for shape, _ in KEYED_SHAPES]
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.adaptive_max_pool(x, size, index_element_type="i32")
+        for x in inputs for size in ((5, 3, 7)[:x.ndim - 2], (3, 9, 2)[:x.ndim - 2])])

@@ -367,7 +367,7 @@ class MaxJob {
             lanes_ = cache_line_aligned(scratch_.get());
             return;
         }
-        if (AdaptiveMaxLanes<S>::suits(g_, planes, with_index_)) {
+        if (AdaptiveMaxLanes<S>::suits(g_, planes, with_index_, empty_value_)) {
             // Irregular (adaptive) windows: groups of planes side by side (max_adaptive.hpp).
             adaptive_.reset(new AdaptiveMaxLanes<S>(x, out, planes, g_, spec_, empty_value_,
                                                     workers));

@@ -19,6 +19,11 @@
 // larger plane offset than any earlier one; the strict `replaces` (larger wins, NaN loses to
 // any number, ties keep the earlier tap) then picks the first maximum in row-major window
 // order, the winner every other path picks. Empty windows give the empty value and offset 0.
+//
+// 16-bit floats go into the lanes as int16 keys (max_coded.hpp's half_key, whose integer order
+// is the max rule's): sixteen planes to one vector and one integer compare a tap, where
+// float32 lanes took two vectors and a NaN test; a winner's value is its key read back, or for
+// keys 0 and NaN (shared by values of different bits) the input's element at its offset.
 #ifndef OVPOOL_CORE_MAX_ADAPTIVE_HPP
 #define OVPOOL_CORE_MAX_ADAPTIVE_HPP
 
@@ -66,7 +71,9 @@ inline bool irregular_windows(const Geometry& g) {
 template <class S>
 class AdaptiveMaxLanes {
   public:
-    typedef max_accumulator_t<S> A;
+    // (16-bit floats: their keys.)
+    static constexpr bool keyed = is_half_float<S>;
+    typedef typename std::conditional<keyed, std::int16_t, max_accumulator_t<S>>::type A;
     typedef tap_code_t<A> U;
     static constexpr index_t L = adaptive_lanes<A>;
 
@@ -82,10 +89,25 @@ class AdaptiveMaxLanes {
         return largest;
     }
 
-    // Irregular windows, offsets that fit U, enough planes to fill most lanes, and scratch
-    // within adaptive_lanes_scratch_bytes (values alone: adaptive_lanes_values_bytes).
-    static bool suits(const Geometry& g, index_t planes, bool with_index) {
+    // The lanes' empty value for the job's (16-bit floats: its key).
+    static A lane_empty(max_accumulator_t<S> empty_value) {
+        if constexpr (keyed) {
+            return half_key<S>(store<S>(empty_value).bits);
+        } else {
+            return empty_value;
+        }
+    }
+
+    // Irregular windows, offsets that fit U, enough planes to fill most lanes, scratch
+    // within adaptive_lanes_scratch_bytes (values alone: adaptive_lanes_values_bytes), and
+    // (16-bit floats) an empty value whose key is neither 0 nor the NaN key.
+    static bool suits(const Geometry& g, index_t planes, bool with_index,
+                      max_accumulator_t<S> empty_value) {
         if (g.in_plane == 0 || g.out_plane == 0 || 2 * planes < L) return false;
+        if constexpr (keyed) {
+            const A key = lane_empty(empty_value);
+            if (key == 0 || key == half_nan_key) return false;
+        }
         if (static_cast<std::uint64_t>(g.in_plane - 1) > std::numeric_limits<U>::max()) {
             return false;
         }
@@ -98,12 +120,14 @@ class AdaptiveMaxLanes {
     // As MaxJob's arguments (spec: where indices go, both pointers null for values only).
     // Throws std::bad_alloc.
     AdaptiveMaxLanes(const S* x, S* out, index_t planes, const Geometry& g, const IndexSpec& spec,
-                     A empty_value, int workers)
-        : x_(x), out_(out), planes_(planes), g_(g), spec_(spec), empty_value_(empty_value) {
+                     max_accumulator_t<S> empty_value, int workers)
+        : x_(x), out_(out), planes_(planes), g_(g), spec_(spec),
+          empty_value_(lane_empty(empty_value)) {
         width_ = g.length[g.naxes - 1];
         buffer_ = largest_pass(g) * L;
         // Values: one row in lanes, two pass buffers, the results plane by plane, and (16-bit
-        // floats) the group's rows widened. Codes: two pass buffers, the results plane by plane.
+        // floats) the group's row in lanes as bits. Codes: two pass buffers, the results plane
+        // by plane.
         per_worker_ = width_ * L + 2 * buffer_ + L * g.out_plane;
         if constexpr (is_half_float<S>) per_worker_ += L * width_;
         per_worker_codes_ = 2 * buffer_ + L * g.out_plane;
@@ -142,17 +166,20 @@ class AdaptiveMaxLanes {
         const S* x = x_ + first * g_.in_plane;
         // The last axis, row by row: the row of each plane into lanes, then its windows.
         for (index_t r = 0; r < rows; ++r) {
-            if constexpr (is_half_float<S>) {
-                float* wide = flat + L * out_plane;
-                for (index_t p = 0; p < count; ++p) {
-                    widen_row(x + p * g_.in_plane + r * width_, wide + p * width_, width_);
-                }
-                to_lanes<L>(static_cast<const float*>(wide), width_, width_, count, row);
+            if constexpr (keyed) {
+                // (The bits into lanes, then their keys in one run over the lanes.)
+                std::int16_t* bits = flat + L * out_plane;
+                to_lanes<L>(reinterpret_cast<const std::int16_t*>(x) + r * width_, g_.in_plane,
+                            width_, count, bits);
+                half_keys(reinterpret_cast<const S*>(bits), row, width_ * L);
             } else {
                 to_lanes<L>(x + r * width_, g_.in_plane, width_, count, row);
             }
             A* best = d + r * h.out_len * L;
             U* code = c + r * h.out_len * L;
+            // (Codes: the winners' plane offsets, the row's first offset added to the taps'
+            // positions; an empty window's offset is 0.)
+            const U start = static_cast<U>(r * width_);
             for (index_t j = 0; j < h.out_len; ++j) {
                 if (h.count[j] == 0) {
                     std::fill(best + j * L, best + (j + 1) * L, empty_value_);
@@ -160,15 +187,7 @@ class AdaptiveMaxLanes {
                     continue;
                 }
                 lanes_max<A, L>(row, tap_position_.get() + tap_first_[j], h.count[j],
-                                best + j * L, code + j * L);
-            }
-            // Positions in the row to offsets in the plane (an empty window's stays 0).
-            const U start = static_cast<U>(r * width_);
-            if (start != 0) {
-                for (index_t j = 0; j < h.out_len; ++j) {
-                    U add = h.count[j] > 0 ? start : U{0};
-                    for (index_t i = j * L; i < (j + 1) * L; ++i) code[i] = static_cast<U>(code[i] + add);
-                }
+                                best + j * L, code + j * L, start);
             }
         }
         // Axes n-2 .. 0, ping-ponging between the two pass buffers.
@@ -194,7 +213,21 @@ class AdaptiveMaxLanes {
         }
         // Out of the lanes, plane by plane.
         S* out = out_ + first * out_plane;
-        if constexpr (sizeof(S) == sizeof(A)) {
+        if constexpr (keyed) {
+            // Values from the keys; keys 0 and NaN from the input at the winner's offset.
+            from_lanes<L>(static_cast<const A*>(d), out_plane, count, flat, out_plane);
+            from_lanes<L>(static_cast<const U*>(c), out_plane, count, flat_codes, out_plane);
+            for (index_t p = 0; p < count; ++p) {
+                const A* key = flat + p * out_plane;
+                const U* offset = flat_codes + p * out_plane;
+                S* to = out + p * out_plane;
+                if (!coded_half_run(to, key, out_plane)) continue;
+                const S* plane = x + p * g_.in_plane;
+                for (index_t k = 0; k < out_plane; ++k) {
+                    if (key[k] == 0 || key[k] == half_nan_key) to[k] = plane[offset[k]];
+                }
+            }
+        } else if constexpr (sizeof(S) == sizeof(A)) {
             from_lanes<L>(static_cast<const A*>(d), out_plane, count, out, out_plane);
         } else {
             from_lanes<L>(static_cast<const A*>(d), out_plane, count, flat, out_plane);
@@ -203,7 +236,9 @@ class AdaptiveMaxLanes {
             }
         }
         if (spec_.out64 == nullptr && spec_.out32 == nullptr) return;
-        from_lanes<L>(static_cast<const U*>(c), out_plane, count, flat_codes, out_plane);
+        if constexpr (!keyed) {
+            from_lanes<L>(static_cast<const U*>(c), out_plane, count, flat_codes, out_plane);
+        }
         if (spec_.out64 != nullptr) {
             lane_indices(spec_.out64 + first * out_plane, out_plane,
                          static_cast<const U*>(flat_codes), out_plane, 1, out_plane, first,

@@ -925,6 +925,15 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
                                                std::uint8_t{0}, rows * width,
                                                rows * pitch - h.lo);
         }
+        if constexpr (std::is_same<Src, std::int16_t>::value &&
+                      std::is_same<A, std::int16_t>::value) {
+            // (16-bit keys: the same by simd::coded_pick_taps16, eight picks of a row at a
+            // time, two rows to a vector, rather than one scalar copy a pick: bfloat16 rows
+            // of 133, 45 windows three apart.)
+            done = simd::coded_pick_taps16(x, d + h.lo, c + h.lo, rows, n, h.step, width, pitch,
+                                           h.begin[h.lo], index_t{1}, h.dil, std::uint16_t{0},
+                                           rows * width, rows * pitch - h.lo);
+        }
 #endif
         for (index_t o = done; o < rows; ++o) {
             const index_t at = o * width + h.begin[h.lo];
@@ -997,6 +1006,29 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         }
     }
     index_t left = std::min(h.lo, h.out_len), right = std::max(h.hi, h.lo);
+    bool left_done = false, right_done = false;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<Src, std::int16_t>::value && std::is_same<A, std::int16_t>::value) {
+        // 16-bit keys: each side's edge windows, when their taps lie within eight elements,
+        // one shuffle a tap for the whole side of a row (simd::coded_edge_picks16), their
+        // empty windows after.
+        const std::uint16_t code_place = static_cast<std::uint16_t>(place);
+        left_done = simd::coded_edge_picks16(x, d, c, rows, width, pitch, h.begin, h.count,
+                                             h.dil, 0, left, code_place);
+        right_done = simd::coded_edge_picks16(x, d, c, rows, width, pitch, h.begin, h.count,
+                                              h.dil, right, h.out_len, code_place);
+        for (index_t j : plan.empty_last) {
+            if (!(j < left ? left_done : right_done)) continue;
+            for (index_t o = 0; o < rows; ++o) {
+                d[o * pitch + j] = empty_value;
+                c[o * pitch + j] = 0;
+            }
+        }
+    }
+#endif
+    // (A side done above is an empty range below.)
+    if (left_done) left = 0;
+    if (right_done) right = h.out_len;
     if (rows >= coded_edge_rows) {
         // (The run buffer is free again: the run has been consumed. The columns take at
         // most rows * W elements from its start, the results the edge windows' rows from its
@@ -1041,10 +1073,20 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
     // over all blocks at once, across the rows between them too (computed, never picked):
     // fewer vector steps than a vector or two a block plus a run's set-up per block (bfloat16
     // blocks of ten rows of three entries, seven taps two apart: a run of 9 entries each).
-    const bool short_strided = v.hi > v.lo && v.step != 1 && v.taps > 1 &&
-                               inner < coded_short_run / static_cast<index_t>(sizeof(A));
-    const index_t span = short_strided ? (v.hi - v.lo - 1) * v.step + 1 : 0;
+    // Rows of eight entries or more whose strided windows, each read straight from its rows
+    // (whole vectors, the last overlapping the one before; rows shorter than a vector of 1-
+    // or 2-byte entries in two half vectors), take no more vector steps than that run: window
+    // by window below, with no run and no copies out of it (rows of 33 16-bit keys, windows
+    // of six taps three apart: the run computed three windows for each one kept).
     constexpr index_t lanes = 32 / static_cast<index_t>(sizeof(A));
+    const index_t strided_span = v.hi > v.lo ? (v.hi - v.lo - 1) * v.step + 1 : 0;
+    const index_t row_steps = sizeof(A) <= 2 && inner < lanes ? 2 : (inner + lanes - 1) / lanes;
+    const bool rows_cheaper =
+        inner >= 8 && (v.hi - v.lo) * row_steps * lanes <= strided_span * inner;
+    const bool short_strided = v.hi > v.lo && v.step != 1 && v.taps > 1 &&
+                               inner < coded_short_run / static_cast<index_t>(sizeof(A)) &&
+                               !rows_cheaper;
+    const index_t span = short_strided ? strided_span : 0;
     const bool one_run =
         short_strided && outer > 1 &&
         (outer * v.length * inner + lanes - 1) / lanes <=

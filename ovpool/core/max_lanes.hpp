@@ -34,7 +34,7 @@ template <class A>
 constexpr index_t plane_lanes = sizeof(A) == 1 ? 32 : 16;
 
 // lanes[e * L + p] = load<A>(src[p * stride + e]) for e in [0, n), p in [0, count): rows of
-// `count` planes into lanes (the AVX2 build moves 1-, 4- and 8-byte elements by vector
+// `count` planes into lanes (the AVX2 build moves 1-, 2-, 4- and 8-byte elements by vector
 // transposes, filling the lanes past `count` with copies of the last plane; bytes only for
 // n >= 16).
 template <index_t L, class T, class A>
@@ -64,7 +64,7 @@ inline void to_lanes(const T* src, index_t stride, index_t n, index_t count, A* 
             e = n;
         }
     }
-    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 4 || sizeof(A) == 8)) {
+    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 2 || sizeof(A) == 4 || sizeof(A) == 8)) {
         constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
         const void* from[side];
         void* to[side];
@@ -128,7 +128,7 @@ inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t
             k = n;
         }
     }
-    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 4 || sizeof(A) == 8)) {
+    if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 2 || sizeof(A) == 4 || sizeof(A) == 8)) {
         constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
         alignas(32) A sink[side];  // rows of lanes without a plane
         const void* from[side];
@@ -156,13 +156,14 @@ inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t
 }
 
 // best[0 .. L), code[0 .. L) = the winner of each lane over taps lanes + offset[i] * L for i in
-// [0, taps) (taps >= 1), and that tap's offset.
+// [0, taps) (taps >= 1), and that tap's offset plus `base` (a row's first offset, added to the
+// code constants rather than to every code after).
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC: vector types, so that the lanes are compared in whole vectors (left to
 // itself, GCC unrolls the short loop over lanes and compares them one by one with branches).
 template <class A, index_t L>
 inline void lanes_max(const A* lanes, const index_t* offset, index_t taps, A* best,
-                      tap_code_t<A>* code) {
+                      tap_code_t<A>* code, tap_code_t<A> base = 0) {
     typedef tap_code_t<A> U;
     typedef A V __attribute__((vector_size(32)));
     typedef U C __attribute__((vector_size(32)));
@@ -172,11 +173,11 @@ inline void lanes_max(const A* lanes, const index_t* offset, index_t taps, A* be
     C c[chunks];
     for (index_t k = 0; k < chunks; ++k) {
         std::memcpy(&b[k], lanes + offset[0] * L + k * per, 32);
-        c[k] = C{} + static_cast<U>(offset[0]);
+        c[k] = C{} + static_cast<U>(offset[0] + base);
     }
     for (index_t i = 1; i < taps; ++i) {
         const A* tap = lanes + offset[i] * L;
-        C candidate = C{} + static_cast<U>(offset[i]);
+        C candidate = C{} + static_cast<U>(offset[i] + base);
         for (index_t k = 0; k < chunks; ++k) {
             V v;
             std::memcpy(&v, tap + k * per, 32);
@@ -194,13 +195,13 @@ inline void lanes_max(const A* lanes, const index_t* offset, index_t taps, A* be
 #else
 template <class A, index_t L>
 inline void lanes_max(const A* lanes, const index_t* offset, index_t taps, A* best,
-                      tap_code_t<A>* code) {
+                      tap_code_t<A>* code, tap_code_t<A> base = 0) {
     typedef tap_code_t<A> U;
     coded_first(best, code, lanes + offset[0] * L, static_cast<const U*>(nullptr),
-                static_cast<U>(offset[0]), L);
+                static_cast<U>(offset[0] + base), L);
     for (index_t i = 1; i < taps; ++i) {
         coded_next(best, code, lanes + offset[i] * L, static_cast<const U*>(nullptr),
-                   static_cast<U>(offset[i]), L);
+                   static_cast<U>(offset[i] + base), L);
     }
 }
 #endif

@@ -188,42 +188,46 @@ inline void coded_taps8(float* d, std::uint32_t* c, const float* r, const std::u
 }
 
 // Sixteen (V = __m256i) or eight (V = __m128i) entries of coded_taps16 from entry i on.
-template <bool Codes, class V, class Offset>
+// Taps > 0: the tap count as a constant (the loop unrolled), tap t's offset at[t] and code
+// increment adds[t] made once by the caller rather than again for every group of entries;
+// Taps 0: `taps` taps, offset(t) and the increments made here.
+template <bool Codes, class V, int Taps, class Offset>
 inline void coded_taps16_at(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
                             const std::uint16_t* rc, index_t taps, Offset offset,
-                            std::uint16_t place, index_t i) {
+                            std::uint16_t place, index_t i, const index_t* at = nullptr,
+                            const V* adds = nullptr) {
     constexpr bool wide = sizeof(V) == 32;
-    auto load = [](const void* at) -> V {
+    auto load = [](const void* p) -> V {
         if constexpr (wide) {
-            return _mm256_loadu_si256(static_cast<const __m256i*>(at));
+            return _mm256_loadu_si256(static_cast<const __m256i*>(p));
         } else {
-            return _mm_loadu_si128(static_cast<const __m128i*>(at));
+            return _mm_loadu_si128(static_cast<const __m128i*>(p));
         }
     };
-    auto store = [](void* at, V v) {
+    auto store = [](void* p, V v) {
         if constexpr (wide) {
-            _mm256_storeu_si256(static_cast<__m256i*>(at), v);
+            _mm256_storeu_si256(static_cast<__m256i*>(p), v);
         } else {
-            _mm_storeu_si128(static_cast<__m128i*>(at), v);
+            _mm_storeu_si128(static_cast<__m128i*>(p), v);
         }
     };
     V best = load(r + i);
     V code = Codes ? load(rc + i) : V{};  // (V{}: zeros)
-    for (index_t t = 1; t < taps; ++t) {
-        const index_t at = i + offset(t);
-        const V value = load(r + at);
-        const short add = static_cast<short>(
+    const index_t count = Taps > 0 ? Taps : taps;
+    for (index_t t = 1; t < count; ++t) {
+        const index_t from = i + (Taps > 0 ? at[t] : offset(t));
+        const V value = load(r + from);
+        const short increment = static_cast<short>(
             static_cast<std::uint16_t>(static_cast<std::uint32_t>(t) * place));
         if constexpr (wide) {
-            const __m256i candidate =
-                Codes ? _mm256_add_epi16(load(rc + at), _mm256_set1_epi16(add))
-                      : _mm256_set1_epi16(add);
+            const __m256i add = Taps > 0 ? adds[t] : _mm256_set1_epi16(increment);
+            const __m256i candidate = Codes ? _mm256_add_epi16(load(rc + from), add) : add;
             const __m256i better = _mm256_cmpgt_epi16(value, best);
             best = _mm256_max_epi16(best, value);
             code = _mm256_blendv_epi8(code, candidate, better);
         } else {
-            const __m128i candidate =
-                Codes ? _mm_add_epi16(load(rc + at), _mm_set1_epi16(add)) : _mm_set1_epi16(add);
+            const __m128i add = Taps > 0 ? adds[t] : _mm_set1_epi16(increment);
+            const __m128i candidate = Codes ? _mm_add_epi16(load(rc + from), add) : add;
             const __m128i better = _mm_cmpgt_epi16(value, best);
             best = _mm_max_epi16(best, value);
             code = _mm_blendv_epi8(code, candidate, better);
@@ -233,25 +237,57 @@ inline void coded_taps16_at(std::int16_t* d, std::uint16_t* c, const std::int16_
     store(c + i, code);
 }
 
+// coded_taps16 for Taps taps (Taps > 0: a constant, the offsets and increments made once;
+// 0: `taps`).
+template <bool Codes, int Taps, class Offset>
+inline index_t coded_taps16_count(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
+                                  const std::uint16_t* rc, index_t taps, Offset offset,
+                                  std::uint16_t place, index_t n) {
+    constexpr int most = Taps > 0 ? Taps : 1;
+    index_t at[most];
+    __m256i adds[most];
+    __m128i adds8[most];
+    for (int t = 0; t < (Taps > 0 ? Taps : 0); ++t) {
+        at[t] = offset(t);
+        const short increment = static_cast<short>(
+            static_cast<std::uint16_t>(static_cast<std::uint32_t>(t) * place));
+        adds[t] = _mm256_set1_epi16(increment);
+        adds8[t] = _mm_set1_epi16(increment);
+    }
+    if (n < 16) {
+        coded_taps16_at<Codes, __m128i, Taps>(d, c, r, rc, taps, offset, place, 0, at, adds8);
+        coded_taps16_at<Codes, __m128i, Taps>(d, c, r, rc, taps, offset, place, n - 8, at, adds8);
+        return n;
+    }
+    index_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        coded_taps16_at<Codes, __m256i, Taps>(d, c, r, rc, taps, offset, place, i, at, adds);
+    }
+    if (i < n) {
+        coded_taps16_at<Codes, __m256i, Taps>(d, c, r, rc, taps, offset, place, n - 16, at, adds);
+    }
+    return n;
+}
+
 // coded_taps8 for int16 keys and uint16 codes (max_coded.hpp's half_key), sixteen entries at
 // a time: returns the entries done, n when n >= 8 (the last vector overlaps the one before,
 // recomputing some entries from the same inputs: d, c must not overlap r, rc), else 0 (left
 // to the caller). A key replaces the best only when larger (ties keep the earlier tap), so
-// the best key is the plain maximum and the code follows the comparison.
+// the best key is the plain maximum and the code follows the comparison. (Two to eight taps
+// go with the count as a constant: with it a variable, each tap of each vector also paid the
+// loop, its offset and the broadcast of its code increment, about twice the instructions.)
 template <bool Codes, class Offset>
 inline index_t coded_taps16(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
                             const std::uint16_t* rc, index_t taps, Offset offset,
                             std::uint16_t place, index_t n) {
     if (n < 8) return 0;
-    if (n < 16) {
-        coded_taps16_at<Codes, __m128i>(d, c, r, rc, taps, offset, place, 0);
-        coded_taps16_at<Codes, __m128i>(d, c, r, rc, taps, offset, place, n - 8);
-        return n;
+    if (taps >= 2 && taps <= 8) {
+        return with_constant<2, 8>(taps, [&](auto k) {
+            return coded_taps16_count<Codes, decltype(k)::value>(d, c, r, rc, taps, offset,
+                                                                 place, n);
+        });
     }
-    index_t i = 0;
-    for (; i + 16 <= n; i += 16) coded_taps16_at<Codes, __m256i>(d, c, r, rc, taps, offset, place, i);
-    if (i < n) coded_taps16_at<Codes, __m256i>(d, c, r, rc, taps, offset, place, n - 16);
-    return n;
+    return coded_taps16_count<Codes, 0>(d, c, r, rc, taps, offset, place, n);
 }
 
 // max_coded.hpp's half_keys on the bits of 16-bit floats (infinity: the bits of +inf),
@@ -633,6 +669,73 @@ inline index_t coded_pick_taps16(const std::int16_t* x, std::int16_t* d, std::ui
         return coded_pick_taps16_step<decltype(s)::value>(x, d, c, rows, n, length, pitch, first,
                                                           taps, dil, place, readable, writable);
     });
+}
+
+// The last-axis windows first .. last-1 of each of `rows` rows of 16-bit keys x (rows `width`
+// apart) into d, c (rows `pitch` apart), straight from the rows: every tap of the windows
+// within eight consecutive elements, so that for each tap t one byte shuffle of the row's
+// 16-byte load gives the lanes of windows at .. at + 7 their tap t (a window of fewer taps
+// its last one again, which cannot replace itself), combined as coded_taps16 combines taps;
+// the group's lanes are blended into the row's entries already there (the others kept), one
+// 16-byte load and store a row for values and for codes. The edge windows of a row (cut by
+// padding or the row's end) are few and short: one vector step a tap for all of them, where
+// their columns went through transposes in and scalar copies out. Empty windows (no taps)
+// are left to the caller. Returns false, doing nothing, when the windows do not fit so
+// (width or pitch below eight, more than eight windows, taps spread over more than eight
+// elements, more than 16 taps).
+inline bool coded_edge_picks16(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+                               index_t rows, index_t width, index_t pitch, const index_t* begin,
+                               const index_t* count, index_t dil, index_t first, index_t last,
+                               std::uint16_t place) {
+    constexpr index_t most_taps = 16;
+    if (first >= last || width < 8 || pitch < 8 || last - first > 8) return false;
+    index_t lo = width, hi = 0, taps = 0;
+    for (index_t j = first; j < last; ++j) {
+        if (count[j] == 0) continue;
+        lo = std::min(lo, begin[j]);
+        hi = std::max(hi, begin[j] + (count[j] - 1) * dil + 1);
+        taps = std::max(taps, count[j]);
+    }
+    if (taps == 0) return true;  // (empty windows only)
+    if (taps > most_taps) return false;
+    const index_t from = std::min(lo, width - 8);  // first element read
+    const index_t at = std::min(first, pitch - 8);  // first entry written
+    if (hi - from > 8) return false;
+    alignas(16) std::uint8_t masks[most_taps][16];
+    alignas(16) std::uint16_t lanes[8];
+    for (index_t l = 0; l < 8; ++l) {
+        const index_t j = at + l;
+        const bool kept = j >= first && j < last && count[j] > 0;
+        lanes[l] = kept ? 0xffff : 0;
+        for (index_t t = 0; t < taps; ++t) {
+            const index_t e = kept ? begin[j] + std::min(t, count[j] - 1) * dil - from : 0;
+            masks[t][2 * l] = static_cast<std::uint8_t>(2 * e);
+            masks[t][2 * l + 1] = static_cast<std::uint8_t>(2 * e + 1);
+        }
+    }
+    const __m128i group = _mm_load_si128(reinterpret_cast<const __m128i*>(lanes));
+    __m128i mask[most_taps];
+    for (index_t t = 0; t < taps; ++t) {
+        mask[t] = _mm_load_si128(reinterpret_cast<const __m128i*>(masks[t]));
+    }
+    const __m128i step = _mm_set1_epi16(static_cast<short>(place));
+    const std::int16_t* row = x + from;
+    for (index_t o = 0; o < rows; ++o, row += width) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row));
+        __m128i best = _mm_shuffle_epi8(v, mask[0]), code = _mm_setzero_si128(), add = code;
+        for (index_t t = 1; t < taps; ++t) {
+            const __m128i value = _mm_shuffle_epi8(v, mask[t]);
+            add = _mm_add_epi16(add, step);
+            const __m128i better = _mm_cmpgt_epi16(value, best);
+            best = _mm_max_epi16(best, value);
+            code = _mm_blendv_epi8(code, add, better);
+        }
+        __m128i* to = reinterpret_cast<__m128i*>(d + o * pitch + at);
+        __m128i* to_code = reinterpret_cast<__m128i*>(c + o * pitch + at);
+        _mm_storeu_si128(to, _mm_blendv_epi8(_mm_loadu_si128(to), best, group));
+        _mm_storeu_si128(to_code, _mm_blendv_epi8(_mm_loadu_si128(to_code), code, group));
+    }
+    return true;
 }
 
 // columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
