@@ -386,3 +386,34 @@ def test_axis0_windows_of_one_to_five_taps_keep_their_bits(monkeypatch, shape, s
         monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 71,
         (np.float32, np.float16, ml_dtypes.bfloat16, np.int8))
 
+
+
+@pytest.mark.skipif(__import__("test_kernels")._avx2_build() is None,
+                    reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_upsampling_averages_of_tiny_sums_keep_their_bits(monkeypatch, dtype):
+    """The AVX2 build takes float32 lanes' upsampling averages as one fused multiply-add,
+    (a + b) * 2^-shift + 0, where the baseline adds the +0 first and then multiplies: the same
+    bits also where the product underflows (the smallest subnormals, halved to a tie that
+    rounds to a zero of the sum's sign), for -0 and +0 sums, and NaN payloads."""
+    from test_kernels import _assert_builds_agree_bitwise
+
+    dt = _dtype(dtype)
+    bits = np.uint16 if dt.itemsize == 2 else np.uint32
+    smallest = 1                                     # the smallest subnormal's bits
+    sign = bits(0x8000) if dt.itemsize == 2 else bits(0x80000000)
+    rng = np.random.default_rng(97)
+    shape, size = (2, 9, 5, 4), (13, 11)
+    x = np.zeros(shape, dt)
+    pattern = rng.integers(0, 4, size=x.size)
+    view = x.reshape(-1).view(bits)
+    view[pattern == 0] = smallest
+    view[pattern == 1] = smallest | sign
+    view[pattern == 2] = sign                        # -0
+    payload = [0x7fc1, 0xffa0] if dt.itemsize == 2 else [0x7fc00001, 0xffc01000]
+    view[::41] = payload[0]
+    view[17::41] = payload[1]
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [ovpool.adaptive_avg_pool(x, size)])
+    got = ovpool.adaptive_avg_pool(x, size).astype(np.float64)
+    want = ref_adaptive_avg_pool(x, size).astype(np.float64)
+    np.testing.assert_array_equal(got, want)

@@ -560,6 +560,35 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
     const index_t* f = w.begin + skip;
     const index_t* t = w.count + skip;
     index_t k = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<A, float>::value && L == 16 && staged_sums<A>) {
+        // float32 lanes: ((a + b) + 0) * 2^-shift as one fused multiply-add, (a + b) * 2^-shift
+        // + 0, rounded once: the same bits, since the product by a power of two is exact
+        // unless it underflows, and either way the +0 changes only a zero result's sign:
+        // -0 + 0 is +0 in both; a nonzero exact product keeps its sign through the one
+        // rounding, as (a + b) + 0 == a + b does through the product. Two instructions an
+        // output fewer, and the inverse broadcast from one table rather than read as lanes.
+        (void)sums;
+        (void)stride;
+        (void)count;
+        (void)scale;
+        (void)odd;
+        const __m256 zero = _mm256_setzero_ps();
+        for (index_t o = 0; o < outer; ++o) {
+            const float* s = src + o * w.length * L;
+            for (index_t j = 0; j < rows; ++j, ++k) {
+                const float* a = s + f[j] * L;
+                const float* b = t[j] == 2 ? a + L : zeros;
+                const __m256 inv = _mm256_broadcast_ss(&inverse[shifts[divisor[k]]]);
+                const __m256 low = _mm256_add_ps(_mm256_loadu_ps(a), _mm256_loadu_ps(b));
+                const __m256 high = _mm256_add_ps(_mm256_loadu_ps(a + 8), _mm256_loadu_ps(b + 8));
+                _mm256_storeu_ps(staged + k * L, _mm256_fmadd_ps(low, inv, zero));
+                _mm256_storeu_ps(staged + k * L + 8, _mm256_fmadd_ps(high, inv, zero));
+            }
+        }
+        return;
+    }
+#endif
     for (index_t o = 0; o < outer; ++o) {
         const A* s = src + o * w.length * L;
         for (index_t j = 0; j < rows; ++j, ++k) {
