@@ -305,10 +305,12 @@ def test_upsampled_half_averages_narrowed_in_the_transpose(monkeypatch, dtype):
 # planes read by one 16x8 tile (planes of 7 and 12 elements: runs shorter than a tile, and
 # the last tile overlapping the one before), blocks cut into shares of a few rows on one
 # thread (16 planes of 8x5 outputs: shares of 10 outputs, fewer than a 32-byte store, into
-# planes 40 apart), chunks of 1024 outputs of planes of 2400 (rows stored 2400 apart), and a
-# part-empty last block.
+# planes 40 apart), chunks of 1024 outputs of planes of 2400 (rows stored 2400 apart), a
+# part-empty last block, and an axis of one tap per window at its own position (not copied)
+# between upsampled ones.
 BYTE_UP = [((2, 19, 7), (11,)), ((1, 16, 4, 3), (8, 5)), ((1, 16, 6, 9), (60, 40)),
-           ((1, 33, 3), (5,)), ((2, 9, 2, 3, 2), (3, 5, 4)), ((1, 20, 3, 3), (3, 5))]
+           ((1, 33, 3), (5,)), ((2, 9, 2, 3, 2), (3, 5, 4)), ((1, 20, 3, 3), (3, 5)),
+           ((1, 32, 4, 3, 5), (9, 3, 14))]
 
 
 @pytest.mark.parametrize("shape, size", BYTE_UP)

@@ -488,6 +488,11 @@ void lane_sums(const A* block, A* staged, A* sums, index_t stride, index_t count
 // output's average is taken right there, on the whole vector (pow2_average: the bits of
 // write_averages' division), and the averages, not the sums, go back to the planes.
 
+// Bytes of a last-axis row's one- and two-tap averages that lane_pair_averages holds (on the
+// stack), and the outputs of the row it takes that way.
+constexpr index_t pair_row_room = 16384;
+constexpr index_t pair_row_outputs = 512;
+
 // dst row j = src row first[j] (+ src row first[j] + 1 when taps[j] is 2), j < out_len, for
 // `outer` groups of `length` source rows of `inner` elements (a multiple of L), L at a time.
 template <class A, index_t L>
@@ -548,11 +553,18 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
     A* buffer = work;
     for (int a = 0; a + 1 < N; ++a) {
         AxisTable w = axis_table(g, a);
-        pair_pass<A, L>(src, buffer, outer, w.length, rows, inner, w.begin + skip,
-                        w.count + skip);
-        src = buffer;
-        outer *= rows;
-        buffer = buffer + outer * inner;
+        if (identity_axis(g, a)) {
+            // Each window the one row at its own position: the pass would copy the rows
+            // (skip is 0 or, for axis 0, outer is 1).
+            src = src + skip * inner;
+            outer *= rows;
+        } else {
+            pair_pass<A, L>(src, buffer, outer, w.length, rows, inner, w.begin + skip,
+                            w.count + skip);
+            src = buffer;
+            outer *= rows;
+            buffer = buffer + outer * inner;
+        }
         inner /= g.length[a + 1];
         rows = g.output[a + 1];
         skip = 0;
@@ -562,6 +574,44 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
     const index_t* f = w.begin + skip;
     const index_t* t = w.count + skip;
     index_t k = 0;
+    constexpr index_t held = pair_row_room / (2 * L * static_cast<index_t>(sizeof(A)));
+    if (w.length <= rows && w.length <= held && rows <= pair_row_outputs) {
+        // Upsampling: each row's averages of every one-tap window (at each input position)
+        // and every two-tap one (at each position but the last) are computed once, by the
+        // additions and divisions below, and each output is a copy of one of them, taken by
+        // one offset per window (computed once per call), rather than a pointer, a tap test
+        // and a shift table look-up per output. Output (o, j)'s divisor is row o's divisor
+        // times its tap count, so a row has one shift per tap count.
+        alignas(32) A averages[2 * held * L];  // one-tap ones, then two-tap ones
+        index_t from[pair_row_outputs];        // window j's average in `averages`
+        index_t one = -1, two = -1;            // a one-tap and a two-tap window, if any
+        for (index_t j = 0; j < rows; ++j) {
+            from[j] = (f[j] + (t[j] == 2 ? w.length : 0)) * L;
+            if (t[j] == 1 && one < 0) one = j;
+            if (t[j] == 2 && two < 0) two = j;
+        }
+        for (index_t o = 0; o < outer; ++o, k += rows) {
+            const A* s = src + o * w.length * L;
+            auto average_taps = [&](index_t j, index_t n, index_t at) {
+                if (j < 0) return;
+                const int shift = shifts[divisor[k + j]];
+                for (index_t i = 0; i + n <= w.length; ++i) {
+                    Lanes<A, L> total = Lanes<A, L>::load(s + i * L);
+                    total.add(n == 2 ? s + (i + 1) * L : zeros);
+                    if constexpr (std::is_floating_point<A>::value) total.add_zero();
+                    total.average_pow2(shift, scale[shift], odd[shift]);
+                    total.get(averages + (at + i) * L);
+                }
+            };
+            average_taps(one, 1, 0);
+            average_taps(two, 2, w.length);
+            for (index_t j = 0; j < rows; ++j) {
+                put_sums(Lanes<A, L>::load(averages + from[j]), k + j, staged, sums, stride,
+                         count);
+            }
+        }
+        return;
+    }
     for (index_t o = 0; o < outer; ++o) {
         const A* s = src + o * w.length * L;
         for (index_t j = 0; j < rows; ++j, ++k) {
