@@ -305,10 +305,12 @@ def test_upsampled_half_averages_narrowed_in_the_transpose(monkeypatch, dtype):
 # planes read by one 16x8 tile (planes of 7 and 12 elements: runs shorter than a tile, and
 # the last tile overlapping the one before), blocks cut into shares of a few rows on one
 # thread (16 planes of 8x5 outputs: shares of 10 outputs, fewer than a 32-byte store, into
-# planes 40 apart), chunks of 1024 outputs of planes of 2400 (rows stored 2400 apart), and a
-# part-empty last block.
+# planes 40 apart), chunks of 1024 outputs of planes of 2400 (rows stored 2400 apart), a
+# part-empty last block, and an axis of one tap per window at its own position (not copied)
+# between upsampled ones.
 BYTE_UP = [((2, 19, 7), (11,)), ((1, 16, 4, 3), (8, 5)), ((1, 16, 6, 9), (60, 40)),
-           ((1, 33, 3), (5,)), ((2, 9, 2, 3, 2), (3, 5, 4)), ((1, 20, 3, 3), (3, 5))]
+           ((1, 33, 3), (5,)), ((2, 9, 2, 3, 2), (3, 5, 4)), ((1, 20, 3, 3), (3, 5)),
+           ((1, 32, 4, 3, 5), (9, 3, 14))]
 
 
 @pytest.mark.parametrize("shape, size", BYTE_UP)
@@ -392,10 +394,10 @@ def test_axis0_windows_of_one_to_five_taps_keep_their_bits(monkeypatch, shape, s
                     reason="no AVX2 kernel build for this CPU/platform")
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_upsampling_averages_of_tiny_sums_keep_their_bits(monkeypatch, dtype):
-    """The AVX2 build takes float32 lanes' upsampling averages as one fused multiply-add,
-    (a + b) * 2^-shift + 0, where the baseline adds the +0 first and then multiplies: the same
-    bits also where the product underflows (the smallest subnormals, halved to a tie that
-    rounds to a zero of the sum's sign), for -0 and +0 sums, and NaN payloads."""
+    """Upsampling averages in float32 lanes (each last-axis row's one- and two-tap averages
+    made once per input position, each output a copy of one): the bits of the reference and
+    of both builds also where the halving underflows (the smallest subnormals, halved to a tie
+    that rounds to a zero of the sum's sign), for -0 and +0 sums, and NaN payloads."""
     from test_kernels import _assert_builds_agree_bitwise
 
     dt = _dtype(dtype)

@@ -293,14 +293,24 @@ def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
 # Adaptive windows along rows that follow no regular run (c or c + 1 taps starting every one,
 # two or eight elements; upsampling: one or two taps), on few planes (the passes): summed
 # eight rows at a time in columns (simd/avg_columns_avx2.hpp) in AVX2 builds, integer sums
-# (int32, of 8-, 32- and 64-bit inputs) and float ones alike, window by window in the
-# baseline. Groups of eight rows and a last group of fewer, a group of fewer than eight
+# (int32, of 8-, 32- and 64-bit inputs) and float ones alike, or, int8 / uint8 windows whose
+# sums fit int16, as differences of running sums sixteen rows at a time; window by window in
+# the baseline. Groups of eight rows and a last group of fewer, a group of fewer than eight
 # alone, rows wider than the columns held at once, and integer windows of 16 or more taps.
 IRREGULAR = [((1, 2, 43, 652), (13, 81)),   # 9 or 10 taps every 8 (the sweep's 427x652)
              ((1, 3, 11, 89), (4, 165)),    # upsampling: one or two taps
              ((1, 1, 9, 1500), (5, 640)),   # 2 to 4 taps every 2, over 512 columns
              ((2, 1, 6, 40), (3, 27)),      # 2 or 3 taps every element
-             ((1, 2, 5, 100), (2, 3))]      # 34 taps (floats: partial sums, not columns)
+             ((1, 2, 5, 100), (2, 3)),      # 34 taps (floats: partial sums, not columns)
+             # int8 / uint8 windows whose sums fit int16: running sums of sixteen rows at a
+             # time in AVX2 builds (groups of sixteen and a last group of fewer, pieces over
+             # 512 columns, pieces of fewer than eight windows, an identity first axis)
+             ((1, 1, 40, 1500), (20, 130)),
+             ((2, 1, 37, 300), (37, 70)),
+             ((1, 3, 9, 80), (4, 18)),
+             ((1, 5, 2000), (17,)),
+             # int32 sums of 9 or 10 rows of bytes at a time, held in int16 lanes
+             ((1, 1, 51, 47, 81), (6, 6, 10))]
 
 
 @pytest.mark.parametrize("shape, size", IRREGULAR)

@@ -250,6 +250,58 @@ inline void sweep_rows(A* dst, const Src* first, index_t gap, index_t rows, inde
     }
 }
 
+#if OVPOOL_CORE_HAVE_AVX2
+// The runs of bytes that sum_byte_rows_short adds at most: their sums stay within int16.
+template <class Src>
+constexpr index_t byte_rows_in_short =
+    std::numeric_limits<std::int16_t>::max() / narrow_avg_accumulator<Src>::largest;
+
+// sum_rows for int32 sums of 5 to byte_rows_in_short runs of n >= 16 int8 / uint8 elements:
+// sixteen sums at a time held in int16 lanes over all the runs, widened to int32 once at the
+// store, rather than eight int32 lanes per run, and four runs per sweep over dst with the
+// sums reloaded and stored again for each further run (uint8 windows of 9 or 10 rows of
+// 3807 elements: about five instructions an element, two here). Exact sums, the same in any
+// order.
+template <class Src>
+inline void sum_byte_rows_short(std::int32_t* dst, const Src* first, index_t gap, index_t rows,
+                                index_t n) {
+    // Sums of 16 * V elements from `at`, V vectors of sixteen held over all the runs (a run's
+    // loads share its pointer and the loop's count).
+    auto chunk = [&](auto vectors, index_t at) {
+        constexpr int V = decltype(vectors)::value;
+        __m256i total[V];
+        for (int v = 0; v < V; ++v) total[v] = _mm256_setzero_si256();
+        const Src* r = first + at;
+        for (index_t t = 0; t < rows; ++t, r += gap) {
+            for (int v = 0; v < V; ++v) {
+                const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 16 * v));
+                total[v] = _mm256_add_epi16(total[v], std::is_signed<Src>::value
+                                                          ? _mm256_cvtepi8_epi16(bytes)
+                                                          : _mm256_cvtepu8_epi16(bytes));
+            }
+        }
+        for (int v = 0; v < V; ++v) {
+            std::int32_t* d = dst + at + 16 * v;
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d),
+                                _mm256_cvtepi16_epi32(_mm256_castsi256_si128(total[v])));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 8),
+                                _mm256_cvtepi16_epi32(_mm256_extracti128_si256(total[v], 1)));
+        }
+    };
+    const std::integral_constant<int, 4> four;
+    const std::integral_constant<int, 1> one;
+    index_t i = 0;
+    for (; i + 64 <= n; i += 64) chunk(four, i);
+    // (the last sums as the last 64 or 16, overlapping sums already written: dst is not a run)
+    if (i < n && n >= 64) {
+        chunk(four, n - 64);
+        return;
+    }
+    for (; i + 16 <= n; i += 16) chunk(one, i);
+    if (i < n) chunk(one, n - 16);
+}
+#endif
+
 // dst[i] = 0 + first[i] + first[gap + i] + ... (`rows` runs of n elements `gap` apart), added
 // in that order: the same sums as zeroing dst and adding run by run. Up to four runs go in
 // each sweep over dst (with AVX2, up to eight for 16-bit floats and int32 / int16 sums), so dst is
@@ -263,6 +315,15 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
         return;
     }
 #if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
+                  sizeof(Src) == 1) {
+        // (Long adjacent runs of many rows go run by run, below, as a stream.)
+        const bool stream = gap == n && n >= 64 && rows > 16;
+        if (rows > 4 && rows <= byte_rows_in_short<Src> && n >= 16 && !stream) {
+            sum_byte_rows_short(dst, first, gap, rows, n);
+            return;
+        }
+    }
     if constexpr (is_half<Src>::value || std::is_same<A, std::int32_t>::value ||
                   std::is_same<A, std::int16_t>::value) {
         // 16-bit floats and int32 / int16 sums: five to eight runs in one sweep too (16-bit
@@ -582,6 +643,15 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         return;
     }
 #if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (simd::has_prefix_columns16<Src, A>) {
+        // int16 sums of irregular (adaptive) windows: sixteen rows at a time, each window the
+        // difference of two running sums (simd/avg_columns_avx2.hpp), from four rows on as
+        // the int32 columns below.
+        if (outer >= 4 && simd::prefix_columns_suit(w)) {
+            simd::prefix_columns_last_axis16(src, dst, w, outer);
+            return;
+        }
+    }
     if constexpr (simd::has_columns<Src, A>) {
         // (Integer sums of regular strided windows: from 16 rows, else the part-empty groups
         // of eight and the set-up per call cost more than the dense sums save: int8 1x68x3813
@@ -1165,8 +1235,12 @@ inline bool short_passes_suit(const Geometry& g) {
     if constexpr (std::is_integral<S>::value && sizeof(S) == 1) {
         if (g.naxes < 1 || !sums_fit<std::int16_t>(g, narrow_avg_accumulator<S>::largest)) return false;
         AxisTable w = axis_table(g, g.naxes - 1);
-        return (w.step == 1 || dense_strided_sums<S, std::int16_t>(w)) && w.length > 16 &&
-               w.out_len > 16;
+        bool irregular = false;  // (summed by running sums in the AVX2 build: see sum_last_axis)
+#if OVPOOL_CORE_HAVE_AVX2
+        irregular = simd::prefix_columns_suit(w);
+#endif
+        return (w.step == 1 || dense_strided_sums<S, std::int16_t>(w) || irregular) &&
+               w.length > 16 && w.out_len > 16;
     } else {
         (void)g;
         return false;

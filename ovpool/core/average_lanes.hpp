@@ -464,10 +464,12 @@ void lane_sums(const A* block, A* staged, A* sums, index_t stride, index_t count
                 }
             }
         };
-        if (n0 >= 1 && n0 <= 4) {
-            with_constant<1, 4>(n0, outputs);
-        } else {
-            outputs(std::integral_constant<index_t, 0>());
+        switch (n0) {
+            case 1: outputs(std::integral_constant<index_t, 1>()); break;
+            case 2: outputs(std::integral_constant<index_t, 2>()); break;
+            case 3: outputs(std::integral_constant<index_t, 3>()); break;
+            case 4: outputs(std::integral_constant<index_t, 4>()); break;
+            default: outputs(std::integral_constant<index_t, 0>()); break;
         }
     }
 }
@@ -485,6 +487,11 @@ void lane_sums(const A* block, A* staged, A* sums, index_t stride, index_t count
 // Every divisor is then a power of two (a product of windows of one or two taps), so each
 // output's average is taken right there, on the whole vector (pow2_average: the bits of
 // write_averages' division), and the averages, not the sums, go back to the planes.
+
+// Bytes of a last-axis row's one- and two-tap averages that lane_pair_averages holds (on the
+// stack), and the outputs of the row it takes that way.
+constexpr index_t pair_row_room = 16384;
+constexpr index_t pair_row_outputs = 512;
 
 // dst row j = src row first[j] (+ src row first[j] + 1 when taps[j] is 2), j < out_len, for
 // `outer` groups of `length` source rows of `inner` elements (a multiple of L), L at a time.
@@ -546,11 +553,18 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
     A* buffer = work;
     for (int a = 0; a + 1 < N; ++a) {
         AxisTable w = axis_table(g, a);
-        pair_pass<A, L>(src, buffer, outer, w.length, rows, inner, w.begin + skip,
-                        w.count + skip);
-        src = buffer;
-        outer *= rows;
-        buffer = buffer + outer * inner;
+        if (identity_axis(g, a)) {
+            // Each window the one row at its own position: the pass would copy the rows
+            // (skip is 0 or, for axis 0, outer is 1).
+            src = src + skip * inner;
+            outer *= rows;
+        } else {
+            pair_pass<A, L>(src, buffer, outer, w.length, rows, inner, w.begin + skip,
+                            w.count + skip);
+            src = buffer;
+            outer *= rows;
+            buffer = buffer + outer * inner;
+        }
         inner /= g.length[a + 1];
         rows = g.output[a + 1];
         skip = 0;
@@ -560,35 +574,44 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
     const index_t* f = w.begin + skip;
     const index_t* t = w.count + skip;
     index_t k = 0;
-#if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (std::is_same<A, float>::value && L == 16 && staged_sums<A>) {
-        // float32 lanes: ((a + b) + 0) * 2^-shift as one fused multiply-add, (a + b) * 2^-shift
-        // + 0, rounded once: the same bits, since the product by a power of two is exact
-        // unless it underflows, and either way the +0 changes only a zero result's sign:
-        // -0 + 0 is +0 in both; a nonzero exact product keeps its sign through the one
-        // rounding, as (a + b) + 0 == a + b does through the product. Two instructions an
-        // output fewer, and the inverse broadcast from one table rather than read as lanes.
-        (void)sums;
-        (void)stride;
-        (void)count;
-        (void)scale;
-        (void)odd;
-        const __m256 zero = _mm256_setzero_ps();
-        for (index_t o = 0; o < outer; ++o) {
-            const float* s = src + o * w.length * L;
-            for (index_t j = 0; j < rows; ++j, ++k) {
-                const float* a = s + f[j] * L;
-                const float* b = t[j] == 2 ? a + L : zeros;
-                const __m256 inv = _mm256_broadcast_ss(&inverse[shifts[divisor[k]]]);
-                const __m256 low = _mm256_add_ps(_mm256_loadu_ps(a), _mm256_loadu_ps(b));
-                const __m256 high = _mm256_add_ps(_mm256_loadu_ps(a + 8), _mm256_loadu_ps(b + 8));
-                _mm256_storeu_ps(staged + k * L, _mm256_fmadd_ps(low, inv, zero));
-                _mm256_storeu_ps(staged + k * L + 8, _mm256_fmadd_ps(high, inv, zero));
+    constexpr index_t held = pair_row_room / (2 * L * static_cast<index_t>(sizeof(A)));
+    if (w.length <= rows && w.length <= held && rows <= pair_row_outputs) {
+        // Upsampling: each row's averages of every one-tap window (at each input position)
+        // and every two-tap one (at each position but the last) are computed once, by the
+        // additions and divisions below, and each output is a copy of one of them, taken by
+        // one offset per window (computed once per call), rather than a pointer, a tap test
+        // and a shift table look-up per output. Output (o, j)'s divisor is row o's divisor
+        // times its tap count, so a row has one shift per tap count.
+        alignas(32) A averages[2 * held * L];  // one-tap ones, then two-tap ones
+        index_t from[pair_row_outputs];        // window j's average in `averages`
+        index_t one = -1, two = -1;            // a one-tap and a two-tap window, if any
+        for (index_t j = 0; j < rows; ++j) {
+            from[j] = (f[j] + (t[j] == 2 ? w.length : 0)) * L;
+            if (t[j] == 1 && one < 0) one = j;
+            if (t[j] == 2 && two < 0) two = j;
+        }
+        for (index_t o = 0; o < outer; ++o, k += rows) {
+            const A* s = src + o * w.length * L;
+            auto average_taps = [&](index_t j, index_t n, index_t at) {
+                if (j < 0) return;
+                const int shift = shifts[divisor[k + j]];
+                for (index_t i = 0; i + n <= w.length; ++i) {
+                    Lanes<A, L> total = Lanes<A, L>::load(s + i * L);
+                    total.add(n == 2 ? s + (i + 1) * L : zeros);
+                    if constexpr (std::is_floating_point<A>::value) total.add_zero();
+                    total.average_pow2(shift, scale[shift], odd[shift]);
+                    total.get(averages + (at + i) * L);
+                }
+            };
+            average_taps(one, 1, 0);
+            average_taps(two, 2, w.length);
+            for (index_t j = 0; j < rows; ++j) {
+                put_sums(Lanes<A, L>::load(averages + from[j]), k + j, staged, sums, stride,
+                         count);
             }
         }
         return;
     }
-#endif
     for (index_t o = 0; o < outer; ++o) {
         const A* s = src + o * w.length * L;
         for (index_t j = 0; j < rows; ++j, ++k) {

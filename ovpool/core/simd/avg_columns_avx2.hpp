@@ -145,6 +145,34 @@ inline index_t column_pieces(const AxisTable& w, index_t j0, ColumnPiece* pieces
     return count;
 }
 
+// (the column kernels' bodies, passed to for_row_groups, inlined there)
+#if defined(__GNUC__)
+#define OVPOOL_COLUMNS_INLINE __attribute__((always_inline))
+#else
+#define OVPOOL_COLUMNS_INLINE
+#endif
+
+// f(row, rows, o, piece) for each group of G rows of src from row o (`rows` of them, the
+// last repeated in row[] past them) and each piece of w's windows (column_pieces), pieces
+// outermost: the loops of the column kernels.
+template <index_t G, class Src, class F>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline void for_row_groups(const Src* src, const AxisTable& w, index_t outer, const F& f) {
+    ColumnPiece pieces[columns_pieces_held];
+    for (index_t from = 0; from < w.out_len;) {
+        const index_t held = column_pieces(w, from, pieces, columns_pieces_held);
+        from = pieces[held - 1].j1;
+        for (index_t o = 0; o < outer; o += G) {
+            const index_t rows = std::min<index_t>(G, outer - o);
+            const Src* row[G];
+            for (index_t r = 0; r < G; ++r) row[r] = src + (o + std::min(r, rows - 1)) * w.length;
+            for (index_t q = 0; q < held; ++q) f(row, rows, o, pieces[q]);
+        }
+    }
+}
+
 // The windows of w over `outer` rows of src (rows of w.length elements, sums rows of
 // w.out_len), eight rows at a time (a last group of fewer rows repeats its last row in the
 // lanes past it, whose sums are not stored). The caller checks has_columns and columns_suit.
@@ -153,55 +181,163 @@ inline void columns_last_axis(const Src* src, A* dst, const AxisTable& w, index_
     alignas(32) A cols[(columns_room + 8) * 8];
     const index_t length = w.length, out_len = w.out_len, dil8 = w.dil * 8, step8 = w.step * 8;
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    ColumnPiece pieces[columns_pieces_held];
-    for (index_t from = 0; from < out_len;) {
-        const index_t held = column_pieces(w, from, pieces, columns_pieces_held);
-        from = pieces[held - 1].j1;
-        for (index_t o = 0; o < outer; o += 8) {
-            const index_t rows = std::min<index_t>(8, outer - o);
-            const Src* row[8];
-            for (index_t r = 0; r < 8; ++r) row[r] = src + (o + std::min(r, rows - 1)) * length;
-            A* d = dst + o * out_len;
-            for (index_t q = 0; q < held; ++q) {
-                const ColumnPiece& piece = pieces[q];
-                const index_t j0 = piece.j0, j1 = piece.j1, c0 = piece.c0, c1 = piece.c1;
-                if (c0 < c1) columns_of_rows8(row, length, c0, c1, cols);
-                for (index_t jt = j0; jt < j1; jt += 8) {
-                    const index_t n = std::min<index_t>(8, j1 - jt);
-                    __m256 acc[8];
-                    for (index_t k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
-                    if (n == 8 && jt >= w.lo && jt + 8 <= w.hi) {
-                        // Eight full windows: taps w.step apart from one window to the next.
-                        const float* p = reinterpret_cast<const float*>(cols + (w.begin[jt] - c0) * 8);
-                        for (index_t t = 0; t < w.taps; ++t, p += dil8) {
-                            for (index_t k = 0; k < 8; ++k) {
-                                acc[k] = add8_lanes<A>(acc[k], _mm256_load_ps(p + k * step8));
-                            }
-                        }
-                    } else {
-                        for (index_t k = 0; k < n; ++k) {
-                            if (w.count[jt + k] == 0) continue;
-                            const float* p = reinterpret_cast<const float*>(cols + (w.begin[jt + k] - c0) * 8);
-                            for (index_t t = 0; t < w.count[jt + k]; ++t) {
-                                acc[k] = add8_lanes<A>(acc[k], _mm256_load_ps(p + t * dil8));
-                            }
-                        }
+    for_row_groups<8>(src, w, outer, [&](const Src* const* row, index_t rows, index_t o,
+                                         const ColumnPiece& piece) OVPOOL_COLUMNS_INLINE {
+        A* d = dst + o * out_len;
+        const index_t j0 = piece.j0, j1 = piece.j1, c0 = piece.c0, c1 = piece.c1;
+        if (c0 < c1) columns_of_rows8(row, length, c0, c1, cols);
+        for (index_t jt = j0; jt < j1; jt += 8) {
+            const index_t n = std::min<index_t>(8, j1 - jt);
+            __m256 acc[8];
+            for (index_t k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
+            if (n == 8 && jt >= w.lo && jt + 8 <= w.hi) {
+                // Eight full windows: taps w.step apart from one window to the next.
+                const float* p = reinterpret_cast<const float*>(cols + (w.begin[jt] - c0) * 8);
+                for (index_t t = 0; t < w.taps; ++t, p += dil8) {
+                    for (index_t k = 0; k < 8; ++k) {
+                        acc[k] = add8_lanes<A>(acc[k], _mm256_load_ps(p + k * step8));
                     }
-                    transpose8x8(acc);
-                    if (n == 8) {
-                        for (index_t r = 0; r < rows; ++r) {
-                            _mm256_storeu_ps(reinterpret_cast<float*>(d + r * out_len + jt), acc[r]);
-                        }
-                    } else {
-                        __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lane);
-                        for (index_t r = 0; r < rows; ++r) {
-                            _mm256_maskstore_ps(reinterpret_cast<float*>(d + r * out_len + jt), mask, acc[r]);
-                        }
+                }
+            } else {
+                for (index_t k = 0; k < n; ++k) {
+                    if (w.count[jt + k] == 0) continue;
+                    const float* p = reinterpret_cast<const float*>(cols + (w.begin[jt + k] - c0) * 8);
+                    for (index_t t = 0; t < w.count[jt + k]; ++t) {
+                        acc[k] = add8_lanes<A>(acc[k], _mm256_load_ps(p + t * dil8));
                     }
                 }
             }
+            transpose8x8(acc);
+            if (n == 8) {
+                for (index_t r = 0; r < rows; ++r) {
+                    _mm256_storeu_ps(reinterpret_cast<float*>(d + r * out_len + jt), acc[r]);
+                }
+            } else {
+                __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lane);
+                for (index_t r = 0; r < rows; ++r) {
+                    _mm256_maskstore_ps(reinterpret_cast<float*>(d + r * out_len + jt), mask, acc[r]);
+                }
+            }
+        }
+    });
+}
+
+// Whether prefix_columns_last_axis16 exists for Src rows: int16 sums of int8 / uint8 inputs
+// or of an earlier pass's int16 sums.
+template <class Src, class A>
+constexpr bool has_prefix_columns16 =
+    std::is_same<A, std::int16_t>::value && std::is_integral<Src>::value &&
+    (sizeof(Src) == 1 || std::is_same<Src, std::int16_t>::value);
+
+// Whether prefix_columns_last_axis16 takes the windows of w: irregular (adaptive) windows of
+// adjacent taps (each window a difference of two running sums), as columns_suit allows.
+inline bool prefix_columns_suit(const AxisTable& w) {
+    return w.dil == 1 && columns_irregular(w) && columns_suit(w, true);
+}
+
+// Eight elements at column `at` of each of sixteen rows as int16 lanes: m[p] holds row p's in
+// its low half and row p + 8's in its high half (transpose8x8_epi16's two matrices).
+template <class Src>
+inline void rows16_as_short(const Src* const* row, index_t at, __m256i* m) {
+    for (int p = 0; p < 8; ++p) {
+        if constexpr (sizeof(Src) == 1) {
+            const __m128i bytes = _mm_unpacklo_epi64(
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row[p] + at)),
+                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row[p + 8] + at)));
+            m[p] = std::is_signed<Src>::value ? _mm256_cvtepi8_epi16(bytes)
+                                              : _mm256_cvtepu8_epi16(bytes);
+        } else {
+            m[p] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(row[p + 8] + at),
+                                       reinterpret_cast<const __m128i*>(row[p] + at));
         }
     }
+}
+
+// The windows of w over `outer` rows of src summed in int16, sixteen rows at a time: the rows
+// are transposed into columns (one vector of sixteen rows per column), the columns' running
+// sums stored, and each window's sums are the difference of the running sums at its two ends,
+// transposed back. Running sums wrap around (int16 vector additions), but a window's
+// difference is its exact sum modulo 2^16, hence the exact sum when that fits int16, which the
+// caller guarantees (short_passes_suit): the same sums as adding each window's taps. Every
+// window costs one subtraction, whatever its taps, and no loop of its own (adaptive 652 -> 81
+// windows of 9 or 10 taps, in int32 columns: about 300K instructions a call for 213 rows).
+// A last group of fewer rows repeats its last row in the lanes past it, whose sums are not
+// stored. The caller checks has_prefix_columns16 and prefix_columns_suit.
+template <class Src>
+inline void prefix_columns_last_axis16(const Src* src, std::int16_t* dst, const AxisTable& w,
+                                       index_t outer) {
+    // running[(c - c0) * 16 + r]: row r's sum of columns c0 .. c - 1 (c0 <= c <= c1)
+    alignas(32) std::int16_t running[(columns_room + 1) * 16];
+    const index_t length = w.length, out_len = w.out_len;
+    auto at = [&](index_t column) { return reinterpret_cast<__m256i*>(running + column * 16); };
+    for_row_groups<16>(src, w, outer, [&](const Src* const* row, index_t rows, index_t o,
+                                          const ColumnPiece& piece) OVPOOL_COLUMNS_INLINE {
+        std::int16_t* d = dst + o * out_len;
+        const index_t j0 = piece.j0, j1 = piece.j1, c0 = piece.c0, c1 = piece.c1;
+        __m256i total = _mm256_setzero_si256();
+        if (c0 < c1) {
+            _mm256_store_si256(at(0), total);
+            index_t c = c0;
+            for (; c + 8 <= c1; c += 8) {
+                __m256i m[8];
+                rows16_as_short(row, c, m);
+                transpose8x8_epi16(m);
+                for (index_t k = 0; k < 8; ++k) {
+                    total = _mm256_add_epi16(total, m[k]);
+                    _mm256_store_si256(at(c - c0 + k + 1), total);
+                }
+            }
+            if (c < c1) {
+                // The last columns out of the eight from `first` (within the row:
+                // length >= 8), the ones before c already summed.
+                const index_t first = std::min(c, length - 8);
+                __m256i m[8];
+                rows16_as_short(row, first, m);
+                transpose8x8_epi16(m);
+                for (index_t k = c - first; k < 8 && first + k < c1; ++k) {
+                    total = _mm256_add_epi16(total, m[k]);
+                    _mm256_store_si256(at(first + k - c0 + 1), total);
+                }
+            }
+        }
+        // Windows jt .. jt + 7 (n of them stored) of the sixteen rows.
+        auto windows8 = [&](index_t jt, index_t n) {
+            __m256i sums[8];
+            for (index_t k = 0; k < 8; ++k) {
+                const index_t j = jt + k;
+                sums[k] = _mm256_setzero_si256();
+                if (k < n && w.count[j] > 0) {
+                    const index_t b = w.begin[j] - c0;
+                    sums[k] = _mm256_sub_epi16(_mm256_load_si256(at(b + w.count[j])),
+                                               _mm256_load_si256(at(b)));
+                }
+            }
+            transpose8x8_epi16(sums);
+            for (index_t r = 0; r < 8; ++r) {
+                const __m128i halves[2] = {_mm256_castsi256_si128(sums[r]),
+                                           _mm256_extracti128_si256(sums[r], 1)};
+                for (index_t h = 0; h < 2; ++h) {
+                    if (r + 8 * h >= rows) continue;
+                    std::int16_t* out = d + (r + 8 * h) * out_len + jt;
+                    if (n == 8) {
+                        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), halves[h]);
+                    } else {
+                        alignas(16) std::int16_t part[8];
+                        _mm_store_si128(reinterpret_cast<__m128i*>(part), halves[h]);
+                        std::copy(part, part + n, out);
+                    }
+                }
+            }
+        };
+        if (j1 - j0 < 8) {
+            windows8(j0, j1 - j0);
+            return;
+        }
+        index_t jt = j0;
+        for (; jt + 8 <= j1; jt += 8) windows8(jt, 8);
+        // (the last ones as the last eight, overlapping sums already written)
+        if (jt < j1) windows8(j1 - 8, 8);
+    });
 }
 
 }  // namespace simd

@@ -44,8 +44,12 @@ inline void short_tile_in(const S* x, index_t pitch, std::int16_t* lanes, index_
 }
 
 // lanes[k * 16 + p] = x[p * pitch + k] as int16, for p < 16, k < 8: sixteen planes at once,
-// planes p and p + 8 in the two halves of one vector (one store per k).
+// planes p and p + 8 in the two halves of one vector (one store per k). Always inlined, as
+// the transpose in it (the int16 plane blocks' loops call it).
 template <class S>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 inline void short_tile16_in(const S* x, index_t pitch, std::int16_t* lanes) {
     static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
     __m256i m[8];
