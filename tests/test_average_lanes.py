@@ -394,10 +394,10 @@ def test_axis0_windows_of_one_to_five_taps_keep_their_bits(monkeypatch, shape, s
                     reason="no AVX2 kernel build for this CPU/platform")
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_upsampling_averages_of_tiny_sums_keep_their_bits(monkeypatch, dtype):
-    """Upsampling averages in float32 lanes (each last-axis row's one- and two-tap averages
-    made once per input position, each output a copy of one): the bits of the reference and
-    of both builds also where the halving underflows (the smallest subnormals, halved to a tie
-    that rounds to a zero of the sum's sign), for -0 and +0 sums, and NaN payloads."""
+    """The AVX2 build takes float32 lanes' upsampling averages as one fused multiply-add,
+    (a + b) * 2^-shift + 0, where the baseline adds the +0 first and then multiplies: the same
+    bits also where the product underflows (the smallest subnormals, halved to a tie that
+    rounds to a zero of the sum's sign), for -0 and +0 sums, and NaN payloads."""
     from test_kernels import _assert_builds_agree_bitwise
 
     dt = _dtype(dtype)
