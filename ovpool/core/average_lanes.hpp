@@ -623,11 +623,6 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
         // -0 + 0 is +0 in both; a nonzero exact product keeps its sign through the one
         // rounding, as (a + b) + 0 == a + b does through the product. Two instructions an
         // output fewer, and the inverse broadcast from one table rather than read as lanes.
-        (void)sums;
-        (void)stride;
-        (void)count;
-        (void)scale;
-        (void)odd;
         const __m256 zero = _mm256_setzero_ps();
         for (index_t o = 0; o < outer; ++o) {
             const float* s = src + o * w.length * L;
