@@ -224,9 +224,7 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
             if constexpr (sizeof(Src) == 2) {
                 return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
             } else {
-                const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-                return std::is_signed<Src>::value ? _mm256_cvtepi8_epi16(bytes)
-                                                  : _mm256_cvtepu8_epi16(bytes);
+                return load16_as_short(p);
             }
         };
         vector_sweep(std::integral_constant<index_t, 16>{}, load_ints, _mm256_setzero_si256(),
@@ -274,10 +272,7 @@ inline void sum_byte_rows_short(std::int32_t* dst, const Src* first, index_t gap
         const Src* r = first + at;
         for (index_t t = 0; t < rows; ++t, r += gap) {
             for (int v = 0; v < V; ++v) {
-                const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 16 * v));
-                total[v] = _mm256_add_epi16(total[v], std::is_signed<Src>::value
-                                                          ? _mm256_cvtepi8_epi16(bytes)
-                                                          : _mm256_cvtepu8_epi16(bytes));
+                total[v] = _mm256_add_epi16(total[v], load16_as_short(r + 16 * v));
             }
         }
         for (int v = 0; v < V; ++v) {

@@ -20,6 +20,7 @@
 #include "../config.hpp"
 #include "../types.hpp"
 #include "transpose_avx2.hpp"
+#include "widen.hpp"
 
 #if OVPOOL_CORE_HAVE_AVX2
 #include <immintrin.h>
@@ -37,7 +38,7 @@ inline void short_tile_in(const S* x, index_t pitch, std::int16_t* lanes, index_
     __m128i m[8];
     for (int p = 0; p < 8; ++p) {
         __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + p * pitch));
-        m[p] = std::is_signed<S>::value ? _mm_cvtepi8_epi16(bytes) : _mm_cvtepu8_epi16(bytes);
+        m[p] = bytes_as_short8<S>(bytes);
     }
     transpose8x8_epi16(m);
     for (int k = 0; k < 8; ++k) _mm_storeu_si128(reinterpret_cast<__m128i*>(lanes + k * L), m[k]);
@@ -54,11 +55,7 @@ inline void short_tile16_in(const S* x, index_t pitch, std::int16_t* lanes) {
     static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
     __m256i m[8];
     for (int p = 0; p < 8; ++p) {
-        __m128i bytes = _mm_unpacklo_epi64(
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + p * pitch)),
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + (p + 8) * pitch)));
-        m[p] = std::is_signed<S>::value ? _mm256_cvtepi8_epi16(bytes)
-                                        : _mm256_cvtepu8_epi16(bytes);
+        m[p] = load8x2_as_short(x + p * pitch, x + (p + 8) * pitch);
     }
     transpose8x8_epi16(m);
     for (int k = 0; k < 8; ++k) {
