@@ -943,6 +943,31 @@ def test_byte_averages_match_the_oracle_at_the_extremes(monkeypatch, dtype):
                                               err_msg=f"{module.__name__} {call}")
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.float16, np.float32])
+def test_windows_of_many_whole_rows_match_the_oracle(monkeypatch, dtype):
+    """Windows of five or more whole rows (the outer pass's runs adjacent, one output row a
+    sweep), over rows whose length is no multiple of a vector: the runs past the first four
+    added to the sums already made (int32 and float16 sums: the last vector made first, from
+    the sums before the sweep), six runs in one sweep (int16 sums of int8 / uint8 rows under
+    1024), and rows of 1100 (int16 sums added run by run); small integers, so that every sum
+    is exact and the averages must be the oracle's, in both builds."""
+    from reference import ref_avg_pool
+
+    rng = np.random.default_rng(57)
+    calls = [((1, 2, 26, 138), dict(kernel=(6, 1), strides=(4, 1), pads_begin=0, pads_end=0)),
+             ((1, 2, 27, 138), dict(kernel=(20, 3), strides=(3, 1), pads_begin=(0, 1),
+                                    pads_end=(0, 1), exclude_pad=False)),
+             ((1, 1, 13, 1100), dict(kernel=(6, 1), strides=(2, 1), pads_begin=0, pads_end=0)),
+             ((1, 1, 13, 1100), dict(kernel=(9, 2), strides=(2, 2), pads_begin=(0, 1),
+                                     pads_end=(0, 1)))]
+    for module in _kernel_builds():
+        _use_kernels(monkeypatch, module)
+        for shape, call in calls:
+            x = rng.integers(-50 if dtype != np.uint8 else 0, 51, size=shape).astype(dtype)
+            np.testing.assert_array_equal(ovpool.avg_pool(x, **call), ref_avg_pool(x, **call),
+                                          err_msg=f"{module.__name__} {shape} {call}")
+
+
 def _window_averages(x, kernel):
     """Averages of the stride-1 windows of `kernel` elements along a 1-D int array (exact)."""
     from reference import round_half_even

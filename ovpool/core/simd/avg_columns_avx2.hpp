@@ -241,11 +241,7 @@ template <class Src>
 inline void rows16_as_short(const Src* const* row, index_t at, __m256i* m) {
     for (int p = 0; p < 8; ++p) {
         if constexpr (sizeof(Src) == 1) {
-            const __m128i bytes = _mm_unpacklo_epi64(
-                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row[p] + at)),
-                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row[p + 8] + at)));
-            m[p] = std::is_signed<Src>::value ? _mm256_cvtepi8_epi16(bytes)
-                                              : _mm256_cvtepu8_epi16(bytes);
+            m[p] = load8x2_as_short(row[p] + at, row[p + 8] + at);
         } else {
             m[p] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(row[p + 8] + at),
                                        reinterpret_cast<const __m128i*>(row[p] + at));

@@ -1,7 +1,9 @@
 // 16-bit floats widened to float32 eight at a time (and float16 narrowed back), for kernels
 // that would otherwise convert every tap on its own (a scalar conversion per element also
 // keeps the compiler from vectorising the loop around it, which then branches on every
-// comparison).
+// comparison); and, in the AVX2 build, int8 / uint8 bytes widened to int16 lanes by their
+// signedness (bytes_as_short16 / bytes_as_short8), the one form of that widening the int16
+// sums, columns and plane blocks load their bytes through.
 //
 // Exact in both directions of the question that matters: float16 and bfloat16 values are all
 // float32 values, and the AVX2 build's vector conversion (F16C) is the instruction behind its
@@ -57,6 +59,47 @@ inline void widen_row(const S* src, float* dst, index_t n) {
 }
 
 #if OVPOOL_CORE_HAVE_AVX2
+// Sixteen int8 / uint8 values as sixteen int16 lanes: int8 sign-extended, uint8
+// zero-extended (exact). Always inlined, as the loops and transposes that call it.
+template <class S>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline __m256i bytes_as_short16(__m128i bytes) {
+    static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
+    return std::is_signed<S>::value ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
+}
+
+// bytes_as_short16 of the sixteen bytes at p.
+template <class S>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline __m256i load16_as_short(const S* p) {
+    return bytes_as_short16<S>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// bytes_as_short16 of the eight bytes at `low` (lanes 0 .. 7) and the eight at `high`
+// (lanes 8 .. 15).
+template <class S>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline __m256i load8x2_as_short(const S* low, const S* high) {
+    return bytes_as_short16<S>(_mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(low)),
+                                                  _mm_loadl_epi64(reinterpret_cast<const __m128i*>(high))));
+}
+
+// The low eight of `bytes` as eight int16 lanes, as bytes_as_short16.
+template <class S>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline __m128i bytes_as_short8(__m128i bytes) {
+    static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
+    return std::is_signed<S>::value ? _mm_cvtepi8_epi16(bytes) : _mm_cvtepu8_epi16(bytes);
+}
+
 // Eight float32 values narrowed to float16 or bfloat16 storage bits: float16 by the F16C
 // instruction behind its scalar store<f16> (same rounding); bfloat16 by f32_to_bf16's steps on
 // eight lanes (round to nearest even, a NaN kept a quiet NaN of the same high bits).
