@@ -663,6 +663,10 @@ _STRIDED_ROWS_AND_EDGE_PICKS = [
     ((1, 2, 9, 8, 21), (3, 2, 2), (2, 3, 1), (1, 0, 1), (1, 1, 0), (1, 2, 3)),
     ((1, 3, 40, 61), (3, 1), (4, 3), (1, 0), (2, 0), (2, 1)),  # one tap three apart
     ((1, 2, 30, 70), (3, 1), (5, 10), 0, 0, (3, 1)),           # one tap ten apart
+    # (the sweep's #119 in small: windows of six taps two apart over rows of 19 keys, all of
+    # a block's in one call; then nine taps, more than that call takes, over rows of 19)
+    ((1, 1, 8, 30, 56), (3, 6, 2), (1, 2, 3), (1, 2, 0), (3, 2, 0), (3, 1, 2)),
+    ((1, 2, 40, 20), (9, 2), (2, 1), (1, 0), (0, 0), 1),
 ]
 
 

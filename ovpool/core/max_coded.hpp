@@ -1164,6 +1164,22 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
                 j = v.hi - 1;
                 continue;
             }
+#if OVPOOL_CORE_HAVE_AVX2
+            if constexpr (std::is_same<A, std::int16_t>::value &&
+                          std::is_same<U, std::uint16_t>::value) {
+                // (16-bit keys, the strided interior windows over rows of eight entries or
+                // more: all of the block's in one call, the taps' offsets and code increments
+                // made once, not once a window.)
+                if (interior && simd::coded_windows16(out + j * inner, out_code + j * inner,
+                                                      block + v.begin[j] * inner,
+                                                      block_code + v.begin[j] * inner,
+                                                      v.hi - j, v.step * inner, v.taps, gap,
+                                                      static_cast<U>(place), inner)) {
+                    j = v.hi - 1;
+                    continue;
+                }
+            }
+#endif
             coded_window(out + j * inner, out_code + j * inner, block + v.begin[j] * inner,
                          block_code + v.begin[j] * inner, v.count[j], gap, place, inner,
                          empty_value);
