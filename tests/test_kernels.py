@@ -370,14 +370,19 @@ def test_phased_last_axis_tap_codes_match_the_oracle(dtype):
     the step and of a vector; dilations that move taps across phases; padding and ceil_torch
     rounding that give more windows than a phase holds (rows then at a wider pitch) and empty
     windows; many rows per block and 3-D planes; ties, NaN, all-NaN windows, signed zeros;
-    int64 and int32 indices."""
+    int64 and int32 indices. (16-bit keys of windows of no more taps than the step are picked
+    from the rows in AVX2 builds instead.)"""
     rng = np.random.default_rng(53)
     for shape, windows in [
             ((2, 5, 6, 37), [((2, 3), (1, 2), (1, 1), (0, 1), (1, 1)),
                              ((3, 4), (2, 3), (0, 2), (1, 4), (1, 2)),
                              ((1, 5), (1, 4), 0, (0, 9), (1, 3)),
                              ((2, 3), (2, 5), (1, 2), (0, 3), 1),
-                             ((1, 4), (1, 7), 0, (0, 6), (1, 2))]),
+                             ((1, 4), (1, 7), 0, (0, 6), (1, 2)),
+                             # (no more taps than the step: 16-bit keys picked from the
+                             # rows in AVX2 builds, not split into phases)
+                             ((2, 3), (1, 3), (0, 1), (0, 0), 1),
+                             ((2, 4), (2, 4), (0, 2), (1, 3), (2, 2))]),
             ((1, 3, 4, 5, 64), [((2, 2, 3), (1, 2, 2), 0, (0, 1, 1), (1, 1, 2)),
                                 ((1, 2, 5), (2, 1, 3), (0, 1, 2), (0, 0, 2), 1)]),
             ((3, 2, 41), [(2, 2, 0, 1, 1), (6, 4, 2, 5, 1), (3, 5, 1, 1, 3)])]:
@@ -663,6 +668,10 @@ _STRIDED_ROWS_AND_EDGE_PICKS = [
     ((1, 2, 9, 8, 21), (3, 2, 2), (2, 3, 1), (1, 0, 1), (1, 1, 0), (1, 2, 3)),
     ((1, 3, 40, 61), (3, 1), (4, 3), (1, 0), (2, 0), (2, 1)),  # one tap three apart
     ((1, 2, 30, 70), (3, 1), (5, 10), 0, 0, (3, 1)),           # one tap ten apart
+    # (the sweep's #119 in small: windows of six taps two apart over rows of 19 keys, all of
+    # a block's in one call; then nine taps, more than that call takes, over rows of 19)
+    ((1, 1, 8, 30, 56), (3, 6, 2), (1, 2, 3), (1, 2, 0), (3, 2, 0), (3, 1, 2)),
+    ((1, 2, 40, 20), (9, 2), (2, 1), (1, 0), (0, 0), 1),
 ]
 
 
@@ -717,7 +726,7 @@ def test_phased_last_axis_tap_codes_keep_their_bits(monkeypatch):
         return [ovpool.max_pool(v, k, s, p, p, dilations=d, rounding_type="ceil_torch")
                 for v in (x, x.astype(np.float16))
                 for k, s, p, d in [((3, 3), (1, 2), 1, (1, 2)), ((2, 4), (2, 3), 1, 1),
-                                   ((2, 3), (1, 5), 0, (1, 3))]] + [
+                                   ((2, 3), (1, 5), 0, (1, 3)), ((1, 4), (1, 4), 1, (1, 2))]] + [
             ovpool.max_pool(small, (5, 3), (1, 2), 2, 2, dilations=(3, 1),
                             index_element_type=t) for t in ("i32", "i64")]
 

@@ -952,10 +952,13 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
             // shuffles, eight windows at a time, combined in registers, for rows shorter than
             // 32 (bfloat16 rows of 13, three windows of two taps four apart: 29 instructions
             // a row through the run of all ten stride-1 windows and the picks) and for longer
-            // rows of windows of two taps (float16 rows of 56, 19 windows three apart: 160
-            // instructions a row through the phases). (The phases cost less with more taps:
-            // one vector step per tap and sixteen windows, after the split.)
-            if (!plan.in_place && (!plan.phased || h.taps <= 2)) {
+            // rows of windows of two taps, or of no more taps than the step (float16 rows of
+            // 56, 19 windows of two taps three apart: 160 instructions a row through the
+            // phases; bfloat16 rows of 38, 13 windows of three taps three apart: 100 through
+            // the phases, 70 picked). (The phases cost less with more taps than that: one
+            // vector step per tap and sixteen windows, after the split; bfloat16 rows of 143,
+            // windows of five taps two apart, took 1.4x the instructions picked.)
+            if (!plan.in_place && (!plan.phased || h.taps <= std::max<index_t>(2, h.step))) {
                 done = simd::coded_pick_taps16(x, d + h.lo, c + h.lo, rows, h.hi - h.lo, h.step,
                                                width, pitch, h.begin[h.lo], h.taps, h.dil,
                                                static_cast<std::uint16_t>(place), rows * width,
@@ -1164,6 +1167,22 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
                 j = v.hi - 1;
                 continue;
             }
+#if OVPOOL_CORE_HAVE_AVX2
+            if constexpr (std::is_same<A, std::int16_t>::value &&
+                          std::is_same<U, std::uint16_t>::value) {
+                // (16-bit keys, the strided interior windows over rows of eight entries or
+                // more: all of the block's in one call, the taps' offsets and code increments
+                // made once, not once a window.)
+                if (interior && simd::coded_windows16(out + j * inner, out_code + j * inner,
+                                                      block + v.begin[j] * inner,
+                                                      block_code + v.begin[j] * inner,
+                                                      v.hi - j, v.step * inner, v.taps, gap,
+                                                      static_cast<U>(place), inner)) {
+                    j = v.hi - 1;
+                    continue;
+                }
+            }
+#endif
             coded_window(out + j * inner, out_code + j * inner, block + v.begin[j] * inner,
                          block_code + v.begin[j] * inner, v.count[j], gap, place, inner,
                          empty_value);
