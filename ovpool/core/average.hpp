@@ -206,6 +206,15 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
             [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); },
             [](float* p, __m256 v) { _mm256_storeu_ps(p, v); });
     }
+    if constexpr (std::is_same<Src, float>::value && std::is_same<A, float>::value) {
+        // float32 runs (the later passes' partial sums, and float32 inputs): gcc's own vector
+        // loop spent about as much on its set-up and a remainder of up to seven elements one
+        // at a time as on the additions for runs of a few dozen elements.
+        auto load_floats = [](const float* p) { return _mm256_loadu_ps(p); };
+        vector_sweep(std::integral_constant<index_t, 8>{}, load_floats, _mm256_setzero_ps(),
+                     load_floats, [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); },
+                     [](float* p, __m256 v) { _mm256_storeu_ps(p, v); });
+    }
     if constexpr (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
                   (sizeof(Src) == 8 || sizeof(Src) == 1)) {
         // int32 sums of int64 inputs (their sums fit, so each input does: the low halves,
@@ -324,13 +333,17 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
             return;
         }
     }
-    if constexpr (is_half<Src>::value || std::is_same<A, std::int32_t>::value ||
-                  std::is_same<A, std::int16_t>::value) {
-        // 16-bit floats and int32 / int16 sums: five to eight runs in one sweep too (16-bit
-        // floats are converted as they load, so a second sweep would reload and restore dst
-        // for little; int32 sums of 5-7 runs: uint8 1x198x30x83 k4,6 d2,2, 171 -> 160 us a
-        // call on one thread), except long adjacent runs (below).
-        if (!(gap == n && n >= 64)) {
+    if constexpr (is_half<Src>::value || std::is_same<A, float>::value ||
+                  std::is_same<A, std::int32_t>::value || std::is_same<A, std::int16_t>::value) {
+        // 16-bit floats, float32 and int32 / int16 sums: five to eight runs in one sweep too
+        // (16-bit floats are converted as they load, so a second sweep would reload and
+        // restore dst for little; int32 sums of 5-7 runs: uint8 1x198x30x83 k4,6 d2,2, 171 ->
+        // 160 us a call on one thread), except long adjacent runs (below). float32 sums of
+        // adjacent runs too: five to eight of them are a window of a few rows (the plane
+        // blocks' rows of 16 lanes, held in L2), not the long windows of whole rows that
+        // stream from memory faster run by run (float16 8x91x24x15 k7,3 s2,1 in blocks: the
+        // seven runs of each window summed in four sweeps over dst).
+        if (!(gap == n && n >= 64) || std::is_same<A, float>::value) {
             switch (rows) {
                 case 5: sweep_rows<5, false>(dst, first, gap, n); return;
                 case 6: sweep_rows<6, false>(dst, first, gap, n); return;
