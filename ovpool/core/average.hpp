@@ -1221,12 +1221,58 @@ const A* sum_passes(const S* x, A* scratch, const Geometry& g, index_t planes,
     return dst;
 }
 
+// Whether every window of `axis` has at most one tap.
+inline bool one_tap_axis(const Geometry& g, index_t axis) {
+    AxisTable w = axis_table(g, axis);
+    for (index_t j = 0; j < w.out_len; ++j)
+        if (w.count[j] > 1) return false;
+    return true;
+}
+
+// Outermost first, except that axes of one-tap windows that keep at most half of their
+// inputs (a subsample: kernel 1, stride 2 or more) go first, so that the other passes sum
+// only the rows they keep (float16 360 planes of 13x8x7 k5,1,3 s1,4,3: the first axis's five
+// taps summed for every one of the eight rows of the second, which keeps two). The same sums
+// in any float type: a one-tap pass gives 0 + x (or +0 for a window in the padding), which
+// differs from x only in turning -0 into +0 and quieting a signalling NaN, neither of which
+// changes a later sum starting from +0 (0 + (0 + x) is 0 + x); and run last, such a pass
+// gives back 0 + s = s for a sum s (never -0 nor signalling). So every output gets the same
+// additions of the same values in the same order. False when no such axis moves, or when an
+// intermediate would outgrow Geometry::scratch (sized for outermost first).
+inline bool subsample_axes_first(const Geometry& g, PassOrder* order) {
+    PassOrder first = outermost_first(g), moved{};
+    for (int keep_rest = 0; keep_rest < 2; ++keep_rest) {
+        for (index_t k = 0; k < first.count; ++k) {
+            const index_t a = first.axis[k];
+            const bool subsample = one_tap_axis(g, a) && 2 * g.output[a] <= g.length[a];
+            if (subsample != static_cast<bool>(keep_rest)) moved.axis[moved.count++] = a;
+        }
+    }
+    bool same = true;
+    for (index_t k = 0; k < first.count; ++k) same = same && moved.axis[k] == first.axis[k];
+    if (same) return false;
+    index_t size[PassOrder::most];
+    for (index_t a = 0; a < g.naxes; ++a) size[a] = g.length[a];
+    for (index_t k = 0; k < moved.count; ++k) {
+        size[moved.axis[k]] = g.output[moved.axis[k]];
+        index_t elements = 1;
+        for (index_t a = 0; a < g.naxes; ++a) elements *= size[a];
+        if (elements > g.scratch) return false;
+    }
+    *order = moved;
+    return true;
+}
+
 // Whether averages of S summed in A over g take the passes in *order, which is then set to
-// cheapest_pass_order's: int8 / uint8 inputs in an integer accumulator (else outermost first).
+// cheapest_pass_order's for int8 / uint8 inputs in an integer accumulator, or to
+// subsample_axes_first's for float sums (else outermost first).
 template <class S, class A>
 bool exact_pass_order(const Geometry& g, PassOrder* order) {
-    if (!(std::is_integral<S>::value && sizeof(S) == 1 && std::is_integral<A>::value) ||
-        g.naxes > PassOrder::most) {
+    if (g.naxes > PassOrder::most) return false;
+    if constexpr (std::is_floating_point<A>::value) {
+        return subsample_axes_first(g, order);
+    }
+    if (!(std::is_integral<S>::value && sizeof(S) == 1 && std::is_integral<A>::value)) {
         return false;
     }
     *order = cheapest_pass_order(g);
