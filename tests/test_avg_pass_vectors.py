@@ -30,10 +30,14 @@ SHAPES_2D = [(1, 3, 72, 61), (1, 2, 19, 37), (1, 2, 21, 16), (1, 2, 20, 70)]
 SHAPES_1D = [(1, 3, 2665), (2, 2, 203), (3, 5, 203), (1, 9, 1201), (2, 7, 2665)]
 
 # (kernel, strides, pads_begin, pads_end, dilations, rounding)
+# Windows of seven adjacent rows (runs as long as the rows, of 64 or more elements): one
+# sweep of seven runs for float sums.
 WINDOWS_2D = [((3, 3), (1, 3), (0, 0), (1, 1), (1, 1), "ceil"),
               ((7, 7), (1, 3), (5, 0), (4, 0), (2, 1), "ceil"),
-              ((5, 2), (2, 2), (1, 0), (1, 1), (1, 1), "floor")]
+              ((5, 2), (2, 2), (1, 0), (1, 1), (1, 1), "floor"),
+              ((7, 3), (2, 1), (0, 2), (1, 0), (1, 3), "floor")]
 WINDOWS_1D = [((4,), (2,), (1,), (1,), (3,), "floor"),   # stride 2, dense sums
+              ((6,), (3,), (4,), (5,), (2,), "ceil"),    # stride 3, edge windows both ends
               ((2,), (2,), (0,), (1,), (1,), "ceil"),    # stride 2, two taps
               ((5,), (1,), (1,), (0,), (1,), "ceil"),    # stride 1: five runs
               ((7,), (3,), (0,), (0,), (1,), "floor"),   # stride 3, dense sums
@@ -386,3 +390,60 @@ def test_one_input_windows_keep_their_bits(monkeypatch, case):
         _assert_builds_agree_bitwise(monkeypatch, lambda: [
             r for dtype in (np.int8, np.uint8, np.int64)
             for r in _pool_eight_bit(case, values.astype(dtype))])
+
+
+# Float planes with an axis of one-tap windows that keeps at most half of its inputs (kernel
+# 1, stride 3 or 4), which the passes take first (core/average.hpp's subsample_axes_first):
+# in the plane blocks (many small planes), and on whole planes (few), a middle axis or the
+# last. (shape, kernel, strides, dilations)
+SUBSAMPLE_AXES = [((2, 40, 13, 8, 7), (5, 1, 3), (1, 4, 3), (2, 1, 1)),
+                  ((1, 2, 30, 40, 20), (3, 1, 2), (1, 3, 2), (1, 1, 1)),
+                  ((1, 3, 50, 90), (4, 1), (1, 3), (1, 1))]
+
+
+def _outermost_first_averages(x, kernel, strides, dilations):
+    """Averages of full windows (no padding) summed as the specification orders them: in
+    float32, axis by axis from the outermost, each window's taps in order from +0; then
+    divided by the window volume in float32 and rounded to x's type."""
+    sums = x.astype(np.float32)
+    for axis, (k, s, d) in enumerate(zip(kernel, strides, dilations)):
+        axis += 2
+        n = (sums.shape[axis] - (k - 1) * d - 1) // s + 1
+        out = []
+        for j in range(n):
+            total = np.zeros_like(np.take(sums, 0, axis=axis))
+            for t in range(k):
+                total = total + np.take(sums, j * s + t * d, axis=axis)
+            out.append(total)
+        sums = np.stack(out, axis=axis)
+    return (sums / np.float32(np.prod(kernel))).astype(x.dtype)
+
+
+@pytest.mark.parametrize("case", SUBSAMPLE_AXES)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_subsample_axes_first_keep_the_outermost_first_sums(dtype, case):
+    """Random values (sums that round, some -0): the bits of sums taken outermost axis first,
+    in both builds."""
+    shape, kernel, strides, dilations = case
+    rng = np.random.default_rng(97)
+    x = (rng.standard_normal(shape) * 100).astype(_dtype(dtype))
+    x.reshape(-1)[rng.random(x.size) < 0.02] = -0.0
+    want = _outermost_first_averages(x, kernel, strides, dilations)
+    got = ovpool.avg_pool(x, kernel, strides, 0, 0, dilations, exclude_pad=True)
+    np.testing.assert_array_equal(got.view(np.uint16 if x.itemsize == 2 else np.uint32),
+                                  want.view(np.uint16 if x.itemsize == 2 else np.uint32))
+
+
+@pytest.mark.parametrize("case", SUBSAMPLE_AXES)
+def test_subsample_axes_first_keep_their_bits(monkeypatch, case):
+    """Random values: the same bits for each plane alone, on one or two threads, and in both
+    builds."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    import ml_dtypes
+    shape, kernel, strides, dilations = case
+    _assert_random_planes_keep_their_bits(
+        monkeypatch,
+        lambda x: [ovpool.avg_pool(x, kernel, strides, 0, 0, dilations, exclude_pad=e)
+                   for e in (True, False)],
+        shape, 101, (np.float16, ml_dtypes.bfloat16, np.float32))

@@ -218,6 +218,15 @@ inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t
             [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); },
             [](float* p, __m256 v) { _mm256_storeu_ps(p, v); });
     }
+    if constexpr (std::is_same<Src, float>::value && std::is_same<A, float>::value) {
+        // float32 runs (the later passes' partial sums, and float32 inputs): gcc's own vector
+        // loop spent about as much on its set-up and a remainder of up to seven elements one
+        // at a time as on the additions for runs of a few dozen elements.
+        auto load_floats = [](const float* p) { return _mm256_loadu_ps(p); };
+        vector_sweep(std::integral_constant<index_t, 8>{}, load_floats, _mm256_setzero_ps(),
+                     load_floats, [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); },
+                     [](float* p, __m256 v) { _mm256_storeu_ps(p, v); });
+    }
     if constexpr (std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value &&
                   sizeof(Src) != 2) {
         // int32 sums of int64 inputs (their sums fit, so each input does: the low halves,
@@ -331,17 +340,21 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
             return;
         }
     }
-    if constexpr (is_half<Src>::value || std::is_same<A, std::int32_t>::value ||
-                  std::is_same<A, std::int16_t>::value) {
-        // 16-bit floats and int32 / int16 sums: five to eight runs in one sweep too (16-bit
-        // floats are converted as they load, so a second sweep would reload and restore dst
-        // for little; int32 sums of 5-7 runs: uint8 1x198x30x83 k4,6 d2,2, 171 -> 160 us a
-        // call on one thread), except long adjacent runs (below). int16 sums (of bytes, or
-        // of the int16 plane blocks' lanes) stream only from 1024 elements on: their rows of a
-        // few hundred are in cache, where two more sweeps over dst for a window of six rows
-        // cost more than they gain (int8 rows of 138, uint8 blocks' rows of 128).
+    if constexpr (is_half<Src>::value || std::is_same<A, float>::value ||
+                  std::is_same<A, std::int32_t>::value || std::is_same<A, std::int16_t>::value) {
+        // 16-bit floats, float32 and int32 / int16 sums: five to eight runs in one sweep too
+        // (16-bit floats are converted as they load, so a second sweep would reload and
+        // restore dst for little; int32 sums of 5-7 runs: uint8 1x198x30x83 k4,6 d2,2, 171 ->
+        // 160 us a call on one thread), except long adjacent runs (below). float32 sums of
+        // adjacent runs too: five to eight of them are a window of a few rows (the plane
+        // blocks' rows of 16 lanes, held in L2), not the long windows of whole rows that
+        // stream from memory faster run by run (float16 8x91x24x15 k7,3 s2,1 in blocks: the
+        // seven runs of each window summed in four sweeps over dst). int16 sums (of bytes,
+        // or of the int16 plane blocks' lanes) stream only from 1024 elements on: their rows
+        // of a few hundred are in cache, where two more sweeps over dst for a window of six
+        // rows cost more than they gain (int8 rows of 138, uint8 blocks' rows of 128).
         constexpr index_t long_run = std::is_same<A, std::int16_t>::value ? 1024 : 64;
-        if (!(gap == n && n >= long_run)) {
+        if (!(gap == n && n >= long_run) || std::is_same<A, float>::value) {
             switch (rows) {
                 case 5: sweep_rows<5, false>(dst, first, gap, n); return;
                 case 6: sweep_rows<6, false>(dst, first, gap, n); return;
@@ -1221,12 +1234,58 @@ const A* sum_passes(const S* x, A* scratch, const Geometry& g, index_t planes,
     return dst;
 }
 
+// Whether every window of `axis` has at most one tap.
+inline bool one_tap_axis(const Geometry& g, index_t axis) {
+    AxisTable w = axis_table(g, axis);
+    for (index_t j = 0; j < w.out_len; ++j)
+        if (w.count[j] > 1) return false;
+    return true;
+}
+
+// Outermost first, except that axes of one-tap windows that keep at most half of their
+// inputs (a subsample: kernel 1, stride 2 or more) go first, so that the other passes sum
+// only the rows they keep (float16 360 planes of 13x8x7 k5,1,3 s1,4,3: the first axis's five
+// taps summed for every one of the eight rows of the second, which keeps two). The same sums
+// in any float type: a one-tap pass gives 0 + x (or +0 for a window in the padding), which
+// differs from x only in turning -0 into +0 and quieting a signalling NaN, neither of which
+// changes a later sum starting from +0 (0 + (0 + x) is 0 + x); and run last, such a pass
+// gives back 0 + s = s for a sum s (never -0 nor signalling). So every output gets the same
+// additions of the same values in the same order. False when no such axis moves, or when an
+// intermediate would outgrow Geometry::scratch (sized for outermost first).
+inline bool subsample_axes_first(const Geometry& g, PassOrder* order) {
+    PassOrder first = outermost_first(g), moved{};
+    for (int keep_rest = 0; keep_rest < 2; ++keep_rest) {
+        for (index_t k = 0; k < first.count; ++k) {
+            const index_t a = first.axis[k];
+            const bool subsample = one_tap_axis(g, a) && 2 * g.output[a] <= g.length[a];
+            if (subsample != static_cast<bool>(keep_rest)) moved.axis[moved.count++] = a;
+        }
+    }
+    bool same = true;
+    for (index_t k = 0; k < first.count; ++k) same = same && moved.axis[k] == first.axis[k];
+    if (same) return false;
+    index_t size[PassOrder::most];
+    for (index_t a = 0; a < g.naxes; ++a) size[a] = g.length[a];
+    for (index_t k = 0; k < moved.count; ++k) {
+        size[moved.axis[k]] = g.output[moved.axis[k]];
+        index_t elements = 1;
+        for (index_t a = 0; a < g.naxes; ++a) elements *= size[a];
+        if (elements > g.scratch) return false;
+    }
+    *order = moved;
+    return true;
+}
+
 // Whether averages of S summed in A over g take the passes in *order, which is then set to
-// cheapest_pass_order's: int8 / uint8 inputs in an integer accumulator (else outermost first).
+// cheapest_pass_order's for int8 / uint8 inputs in an integer accumulator, or to
+// subsample_axes_first's for float sums (else outermost first).
 template <class S, class A>
 bool exact_pass_order(const Geometry& g, PassOrder* order) {
-    if (!(std::is_integral<S>::value && sizeof(S) == 1 && std::is_integral<A>::value) ||
-        g.naxes > PassOrder::most) {
+    if (g.naxes > PassOrder::most) return false;
+    if constexpr (std::is_floating_point<A>::value) {
+        return subsample_axes_first(g, order);
+    }
+    if (!(std::is_integral<S>::value && sizeof(S) == 1 && std::is_integral<A>::value)) {
         return false;
     }
     *order = cheapest_pass_order(g);

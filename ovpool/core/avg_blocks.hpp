@@ -384,7 +384,7 @@ class AvgBlocks {
     Divisors divisors_;
     std::unique_ptr<index_t[]> packed_;  // g's tables with the lane axis
     Geometry lanes_g_;                   // ... as a geometry
-    PassOrder pass_order_;               // int8 / uint8: the passes' order (exact_pass_order)
+    PassOrder pass_order_;               // int8 / uint8, floats: the passes' order (exact_pass_order)
     bool ordered_ = false;         // pass_order_ applies (else outermost first)
     long long volume_ = 0;               // g's largest window volume
     bool small_divisors_ = false;        // every divisor below small_divisor_limit
