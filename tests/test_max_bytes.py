@@ -76,6 +76,14 @@ VALUE_ROWS = [
     ((1, 2, 5, 40), (2, 2), (3, 2), (0, 1), (4, 3), 1, "ceil"),
     # Three spatial axes: the first by a pass, the last two by the byte rows.
     ((1, 2, 3, 10, 33), (2, 3, 3), (1, 2, 1), 1, 1, (1, 1, 2), "ceil"),
+    # Vertical windows of one row, read in place (not copied) when the row's windows all lie
+    # inside it: no padding (the last plane's last row read up to the input's end), padding
+    # along the row (the padded copy), windows wholly in the padding (edge windows one by
+    # one, from the row in place).
+    ((2, 3, 23, 70), (1, 2), (4, 2), 0, 0, (3, 1), "floor"),
+    ((1, 2, 21, 35), (1, 3), (2, 3), 0, 0, (1, 1), "ceil_torch"),
+    ((1, 2, 23, 70), (1, 3), (4, 2), (0, 1), (0, 1), 1, "ceil"),
+    ((1, 2, 5, 40), (1, 2), (3, 2), (0, 1), (4, 3), 1, "ceil"),
 ]
 
 
@@ -127,6 +135,19 @@ PICKS = [
     ((1, 3, 9, 150), (3, 6), (2, 6), 1, 2, 1),
     ((1, 1, 7, 203), (2, 5), (3, 7), 0, 3, (2, 1)),
     ((2, 1, 11, 37), (3, 2), (2, 2), 1, 1, (1, 5)),
+    # The blocks of a group held (loaded once, each tap's picks shuffled out of them): one
+    # to eight blocks, taps of a group spread past the step's blocks (dilated), up to 16
+    # taps; 17 taps and taps spread over more than twice the step's blocks load each tap's
+    # blocks instead.
+    ((1, 2, 5, 160), (1, 16), (1, 2), 0, 0, 1),
+    ((1, 2, 5, 160), (1, 17), (1, 2), 0, 0, 1),
+    ((1, 2, 5, 200), (1, 3), (1, 2), 0, 0, 20),
+    ((1, 3, 5, 300), (2, 4), (1, 8), 0, 0, (1, 2)),
+    ((1, 3, 5, 300), (2, 4), (1, 8), 0, 0, (1, 3)),
+    ((2, 1, 5, 290), (1, 8), (1, 7), 1, 1, (1, 2)),
+    ((1, 1, 5, 90), (1, 5), (1, 2), 0, 0, (1, 4)),
+    ((1, 2, 12, 25), (1, 2), (1, 2), 0, 0, 1),
+    ((1, 3, 24, 13), (1, 2), (1, 2), 0, 0, 1),
     # Codes as bit fields (offsets past a byte, the fields' widths within one): three axes;
     # and windows whose fields would not fit (9 x 10 taps: mixed-radix codes).
     ((1, 2, 6, 10, 40), (2, 3, 3), (1, 2, 3), 0, 1, (2, 1, 2)),
@@ -190,6 +211,9 @@ def test_byte_paths_keep_the_baseline_bits(monkeypatch):
         ovpool.max_pool(x, (6, 5), (1, 2), (2, 2), (0, 4), (2, 2), index_element_type="i32"),
         ovpool.max_pool(x, (3, 6), (2, 6), 1, 2, 1),
         ovpool.max_pool(x[:1, :2, :, :64], (9, 10), (3, 4)),
+        ovpool.max_pool(x, (1, 2), (4, 2), 0, 0, (3, 1), return_indices=False),
+        ovpool.max_pool(x, (1, 8), (1, 7), 1, 1, (1, 2), index_element_type="i32"),
+        ovpool.max_pool(x, (2, 16), (1, 2)),
     ])
 
 

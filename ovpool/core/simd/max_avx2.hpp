@@ -1161,29 +1161,52 @@ inline void pick_bytes_by_table(const T* from, const std::uint8_t* from_code, T*
 }
 
 // The max of r[i + t * gap] over t in [0, taps) (taps >= 1), for the sizeof(V) bytes from i.
-template <class T, class V>
+// Taps > 0: the tap count as a constant (the loop unrolled, each tap one max with a memory
+// operand rather than also the loop's add, compare and branch); 0: `taps`.
+template <class T, class V, int Taps = 0>
 inline V max_taps_bytes(const T* r, index_t i, index_t gap, index_t taps) {
+    const index_t count = Taps > 0 ? Taps : taps;
     V best = load_bytes<V>(r + i);
-    for (index_t t = 1; t < taps; ++t) best = max_bytes<T>(best, load_bytes<V>(r + i + t * gap));
+    for (index_t t = 1; t < count; ++t) best = max_bytes<T>(best, load_bytes<V>(r + i + t * gap));
     return best;
+}
+
+// Largest tap count the byte max kernels below take as a constant (more: a loop).
+constexpr int max_constant_byte_taps = 8;
+
+// f(std::integral_constant<int, taps>{}) for 1 <= taps <= max_constant_byte_taps, else
+// f(std::integral_constant<int, 0>{}) (the count a run-time value).
+template <class F>
+inline auto with_byte_taps(index_t taps, const F& f) {
+    if (taps >= 1 && taps <= max_constant_byte_taps) {
+        return with_constant<1, max_constant_byte_taps>(taps, f);
+    }
+    return f(std::integral_constant<int, 0>{});
 }
 
 // dst[i] = the max of r[i + t * gap], t in [0, taps), for i in [0, n), n >= 16 (taps >= 1):
 // 32 (or 16) bytes at a time with every tap in registers, the last group overlapping the one
 // before (dst must not overlap the rows).
-template <class T>
-inline void max_rows_bytes(T* dst, const T* r, index_t gap, index_t taps, index_t n) {
+template <class T, int Taps>
+inline void max_rows_bytes_taps(T* dst, const T* r, index_t gap, index_t taps, index_t n) {
     if (n >= 32) {
         for (index_t i = 0;; i = std::min(i + 32, n - 32)) {
-            store_bytes(dst + i, max_taps_bytes<T, __m256i>(r, i, gap, taps));
+            store_bytes(dst + i, max_taps_bytes<T, __m256i, Taps>(r, i, gap, taps));
             if (i == n - 32) break;
         }
     } else {
         for (index_t i = 0;; i = std::min(i + 16, n - 16)) {
-            store_bytes(dst + i, max_taps_bytes<T, __m128i>(r, i, gap, taps));
+            store_bytes(dst + i, max_taps_bytes<T, __m128i, Taps>(r, i, gap, taps));
             if (i == n - 16) break;
         }
     }
+}
+
+template <class T>
+inline void max_rows_bytes(T* dst, const T* r, index_t gap, index_t taps, index_t n) {
+    with_byte_taps(taps, [&](auto k) {
+        max_rows_bytes_taps<T, decltype(k)::value>(dst, r, gap, taps, n);
+    });
 }
 
 // Windows j .. j + 31 (V = __m256i) or j .. j + 15 (__m128i) of step S: window k's taps are
@@ -1191,11 +1214,13 @@ inline void max_rows_bytes(T* dst, const T* r, index_t gap, index_t taps, index_
 // computed in S vectors (reading src[j * S .. (j + lanes) * S + (taps - 1) * dil)), and every
 // S-th is picked out of them by byte shuffles (byte_step_masks; for __m256i, the two lanes'
 // blocks brought together by vperm2i128).
-template <int S, class T, class V>
+template <int S, int Taps, class T, class V>
 inline V max_strided_windows_bytes(const T* src, index_t j, index_t taps, index_t dil) {
     constexpr index_t lanes = sizeof(V);
     V w[S];
-    for (int m = 0; m < S; ++m) w[m] = max_taps_bytes<T, V>(src, j * S + m * lanes, dil, taps);
+    for (int m = 0; m < S; ++m) {
+        w[m] = max_taps_bytes<T, V, Taps>(src, j * S + m * lanes, dil, taps);
+    }
     const __m128i* mask = reinterpret_cast<const __m128i*>(byte_step_masks.m[S]);
     if constexpr (S == 1) {
         return w[0];
@@ -1229,20 +1254,21 @@ inline V max_strided_windows_bytes(const T* src, index_t j, index_t taps, index_
     }
 }
 
-template <int S, class T>
+template <int S, int Taps, class T>
 inline index_t max_windows_bytes_step(const T* src, T* out, index_t n, index_t taps,
                                       index_t dil, index_t readable) {
     const index_t reach = (taps - 1) * dil;  // (beyond a group's S * lanes bytes)
     index_t j = 0;
     for (; j + 32 <= n && (j + 32) * S + reach <= readable; j += 32) {
-        store_bytes(out + j, max_strided_windows_bytes<S, T, __m256i>(src, j, taps, dil));
+        store_bytes(out + j, max_strided_windows_bytes<S, Taps, T, __m256i>(src, j, taps, dil));
     }
     for (; j + 16 <= n && (j + 16) * S + reach <= readable; j += 16) {
-        store_bytes(out + j, max_strided_windows_bytes<S, T, __m128i>(src, j, taps, dil));
+        store_bytes(out + j, max_strided_windows_bytes<S, Taps, T, __m128i>(src, j, taps, dil));
     }
     if (j < n && n >= 16 && n * S + reach <= readable) {
         // (The last sixteen windows, overlapping ones already stored with the same bytes.)
-        store_bytes(out + n - 16, max_strided_windows_bytes<S, T, __m128i>(src, n - 16, taps, dil));
+        store_bytes(out + n - 16,
+                    max_strided_windows_bytes<S, Taps, T, __m128i>(src, n - 16, taps, dil));
         j = n;
     }
     return j;
@@ -1255,17 +1281,13 @@ inline index_t max_windows_bytes_step(const T* src, T* out, index_t n, index_t t
 template <class T>
 inline index_t max_windows_bytes(const T* src, T* out, index_t n, index_t step, index_t taps,
                                  index_t dil, index_t readable) {
-    switch (step) {
-        case 1: return max_windows_bytes_step<1>(src, out, n, taps, dil, readable);
-        case 2: return max_windows_bytes_step<2>(src, out, n, taps, dil, readable);
-        case 3: return max_windows_bytes_step<3>(src, out, n, taps, dil, readable);
-        case 4: return max_windows_bytes_step<4>(src, out, n, taps, dil, readable);
-        case 5: return max_windows_bytes_step<5>(src, out, n, taps, dil, readable);
-        case 6: return max_windows_bytes_step<6>(src, out, n, taps, dil, readable);
-        case 7: return max_windows_bytes_step<7>(src, out, n, taps, dil, readable);
-        case 8: return max_windows_bytes_step<8>(src, out, n, taps, dil, readable);
-        default: return 0;
-    }
+    // (Step and tap count as constants.)
+    return with_constant<1, 8>(step, [&](auto s) {
+        return with_byte_taps(taps, [&](auto k) {
+            return max_windows_bytes_step<decltype(s)::value, decltype(k)::value>(
+                src, out, n, taps, dil, readable);
+        });
+    });
 }
 
 // Tap-code passes over 1-byte integers (max_coded.hpp's coded_window, uint8 codes): 32
@@ -1399,6 +1421,24 @@ inline index_t coded_taps_bytes(T* d, std::uint8_t* c, const T* r, const std::ui
 // coded_last_pass). Rows while their reads stay below `readable` and their writes (16 *
 // groups entries) below `writable` (returned; lanes past the row's windows hold other
 // entries, which the caller writes again later or which are never outputs).
+// The 16 bytes at p (low half) and at p + length (high half): two rows' blocks in one vector.
+template <class T>
+inline __m256i two_rows_bytes(const T* p, index_t length) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(load_bytes<__m128i>(p)),
+                                   load_bytes<__m128i>(p + length), 1);
+}
+
+// Two rows' sixteen values and codes (the halves of best, code) to `to`, `to_code` and a pitch
+// further; row o first: its entries past its windows may be row o + 1's.
+template <class T>
+inline void store_two_rows(T* to, std::uint8_t* to_code, index_t pitch, __m256i best,
+                           __m256i code) {
+    store_bytes(to, _mm256_castsi256_si128(best));
+    store_bytes(to_code, _mm256_castsi256_si128(code));
+    store_bytes(to + pitch, _mm256_extracti128_si256(best, 1));
+    store_bytes(to_code + pitch, _mm256_extracti128_si256(code, 1));
+}
+
 template <class T, class V, class Pick>
 inline void picked_taps_bytes(const Pick& pick, const T* row, index_t taps, index_t dil, V step,
                               V* best, V* code) {
@@ -1442,13 +1482,10 @@ inline index_t coded_pick_taps_bytes_blocks(const T* x, T* d, std::uint8_t* c, i
         return picks;
     };
     auto pick2 = [&](const T* at) {
-        auto rows2 = [&](const T* p) {
-            return _mm256_inserti128_si256(_mm256_castsi128_si256(load_bytes<__m128i>(p)),
-                                           load_bytes<__m128i>(p + length), 1);
-        };
-        __m256i picks = _mm256_shuffle_epi8(rows2(at), mask2[0]);
+        __m256i picks = _mm256_shuffle_epi8(two_rows_bytes(at, length), mask2[0]);
         for (int v = 1; v < Blocks; ++v) {
-            picks = _mm256_or_si256(picks, _mm256_shuffle_epi8(rows2(at + 16 * v), mask2[v]));
+            picks = _mm256_or_si256(
+                picks, _mm256_shuffle_epi8(two_rows_bytes(at + 16 * v, length), mask2[v]));
         }
         return picks;
     };
@@ -1461,13 +1498,7 @@ inline index_t coded_pick_taps_bytes_blocks(const T* x, T* d, std::uint8_t* c, i
             __m256i best, code;
             picked_taps_bytes<T>(pick2, x + o * length + first + g * 16 * S, taps, dil, step2,
                                  &best, &code);
-            // (Row o first: its entries past its windows may be row o + 1's.)
-            T* to = d + o * pitch + 16 * g;
-            std::uint8_t* to_code = c + o * pitch + 16 * g;
-            store_bytes(to, _mm256_castsi256_si128(best));
-            store_bytes(to_code, _mm256_castsi256_si128(code));
-            store_bytes(to + pitch, _mm256_extracti128_si256(best, 1));
-            store_bytes(to_code + pitch, _mm256_extracti128_si256(code, 1));
+            store_two_rows(d + o * pitch + 16 * g, c + o * pitch + 16 * g, pitch, best, code);
         }
     }
     const __m128i step = bytes_all<__m128i>(place);
@@ -1504,6 +1535,111 @@ inline index_t coded_pick_taps_bytes_step(const T* x, T* d, std::uint8_t* c, ind
                                                  dil, place, readable, writable);
 }
 
+// coded_pick_taps_bytes_blocks with the blocks held: the Blocks 16-byte blocks that hold
+// every tap of a group of sixteen windows are loaded once (two rows to a 256-bit vector), and
+// each tap's picks are shuffled out of them by masks made once a call, rather than each tap's
+// blocks loaded again (two loads and an insert a block and tap). Blocks at most
+// max_held_byte_blocks, taps at most max_held_byte_taps.
+constexpr int max_held_byte_blocks = 8;
+constexpr index_t max_held_byte_taps = 16;
+
+inline __m256i bytes_shuffle(__m256i a, __m256i mask) { return _mm256_shuffle_epi8(a, mask); }
+inline __m128i bytes_shuffle(__m128i a, __m128i mask) { return _mm_shuffle_epi8(a, mask); }
+inline __m256i bytes_or(__m256i a, __m256i b) { return _mm256_or_si256(a, b); }
+inline __m128i bytes_or(__m128i a, __m128i b) { return _mm_or_si128(a, b); }
+
+// mask[t * blocks + c] (both halves alike) moves the picks of tap t that block c holds
+// (elements q = k * step + t * dil of the group, k < 16, with 16 c <= q < 16 c + 16) into
+// lanes k, and zeroes the other lanes. Needs 15 * step + (taps - 1) * dil < 256.
+inline void held_byte_masks(__m256i* mask, index_t taps, index_t blocks, index_t step,
+                            index_t dil) {
+    alignas(16) std::uint8_t first[16];
+    for (int k = 0; k < 16; ++k) first[k] = static_cast<std::uint8_t>(k * step);
+    const __m128i k_step = _mm_load_si128(reinterpret_cast<const __m128i*>(first));
+    const __m128i low = _mm_set1_epi8(15), zero = _mm_set1_epi8(static_cast<char>(0x80));
+    for (index_t t = 0; t < taps; ++t) {
+        const __m128i q = _mm_add_epi8(k_step, _mm_set1_epi8(static_cast<char>(t * dil)));
+        const __m128i block = _mm_and_si128(_mm_srli_epi16(q, 4), low);
+        const __m128i lane = _mm_and_si128(q, low);
+        for (index_t c = 0; c < blocks; ++c) {
+            const __m128i here = _mm_cmpeq_epi8(block, _mm_set1_epi8(static_cast<char>(c)));
+            mask[t * blocks + c] =
+                _mm256_broadcastsi128_si256(_mm_or_si128(lane, _mm_andnot_si128(here, zero)));
+        }
+    }
+}
+
+// The taps of sixteen windows (V = __m128i; two rows' sixteen: __m256i) from their held
+// blocks, combined as picked_taps_bytes combines them.
+template <class T, int Blocks, class V>
+inline void held_taps_bytes(const V* block, const __m256i* mask, const __m256i* adds,
+                            index_t taps, V* best, V* code) {
+    auto half = [](__m256i m) -> V {
+        if constexpr (sizeof(V) == 32) {
+            return m;
+        } else {
+            return _mm256_castsi256_si128(m);
+        }
+    };
+    auto picks = [&](index_t t) {
+        const __m256i* m = mask + t * Blocks;
+        V p = bytes_shuffle(block[0], half(m[0]));
+        for (int b = 1; b < Blocks; ++b) p = bytes_or(p, bytes_shuffle(block[b], half(m[b])));
+        return p;
+    };
+    V b = picks(0), c{};  // (V{}: zeros)
+    for (index_t t = 1; t < taps; ++t) {
+        const V next = max_bytes<T>(b, picks(t));
+        c = bytes_blend(half(adds[t]), c, bytes_equal(next, b));
+        b = next;
+    }
+    *best = b;
+    *code = c;
+}
+
+template <class T, int Blocks>
+inline index_t coded_pick_taps_bytes_held(const T* x, T* d, std::uint8_t* c, index_t rows,
+                                          index_t groups, index_t length, index_t pitch,
+                                          index_t first, index_t step, index_t taps,
+                                          index_t dil, std::uint8_t place, index_t readable,
+                                          index_t writable) {
+    // (Read from a row's start, and written.)
+    const index_t reach = first + (groups - 1) * 16 * step + 16 * Blocks;
+    const index_t wide = 16 * groups;
+    if (readable < reach || writable < wide) return 0;
+    const index_t count =
+        std::min({rows, (readable - reach) / length + 1, (writable - wide) / pitch + 1});
+    __m256i mask[max_held_byte_taps * Blocks], adds[max_held_byte_taps];
+    held_byte_masks(mask, taps, Blocks, step, dil);
+    for (index_t t = 0; t < taps; ++t) {
+        adds[t] = bytes_all<__m256i>(
+            static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) * place));
+    }
+    index_t o = 0;
+    for (; o + 2 <= count; o += 2) {
+        // (Groups from the last: row o's last group may reach into row o + 1's first, which
+        // is then written after it.)
+        for (index_t g = groups - 1; g >= 0; --g) {
+            const T* at = x + o * length + first + g * 16 * step;
+            __m256i block[Blocks], best, code;
+            for (int b = 0; b < Blocks; ++b) block[b] = two_rows_bytes(at + 16 * b, length);
+            held_taps_bytes<T, Blocks>(block, mask, adds, taps, &best, &code);
+            store_two_rows(d + o * pitch + 16 * g, c + o * pitch + 16 * g, pitch, best, code);
+        }
+    }
+    for (; o < count; ++o) {
+        for (index_t g = 0; g < groups; ++g) {
+            const T* at = x + o * length + first + g * 16 * step;
+            __m128i block[Blocks], best, code;
+            for (int b = 0; b < Blocks; ++b) block[b] = load_bytes<__m128i>(at + 16 * b);
+            held_taps_bytes<T, Blocks>(block, mask, adds, taps, &best, &code);
+            store_bytes(d + o * pitch + 16 * g, best);
+            store_bytes(c + o * pitch + 16 * g, code);
+        }
+    }
+    return count;
+}
+
 // coded_pick_taps_bytes_blocks for steps 2 to 8, n >= 1 windows a row, taps >= 1 (other
 // cases: 0 rows). T: std::int8_t or std::uint8_t.
 template <class T>
@@ -1512,6 +1648,19 @@ inline index_t coded_pick_taps_bytes(const T* x, T* d, std::uint8_t* c, index_t 
                                      index_t taps, index_t dil, std::uint8_t place,
                                      index_t readable, index_t writable) {
     if (n < 1 || taps < 1) return 0;
+    // (The blocks held when they are few against the step: a tap then costs a shuffle and
+    // an OR a block, where the loads cost two loads and an insert more.)
+    const index_t groups = (n + 15) / 16;
+    const index_t span = (std::min<index_t>(n, 16) - 1) * step + (taps - 1) * dil + 1;
+    const index_t blocks = (span + 15) / 16;
+    if (step >= 2 && step <= 8 && taps <= max_held_byte_taps && blocks <= max_held_byte_blocks &&
+        blocks <= 2 * step) {
+        return with_constant<1, max_held_byte_blocks>(blocks, [&](auto b) {
+            return coded_pick_taps_bytes_held<T, decltype(b)::value>(
+                x, d, c, rows, groups, length, pitch, first, step, taps, dil, place, readable,
+                writable);
+        });
+    }
     return with_constant<2, 8>(step, [&](auto s) {
         return coded_pick_taps_bytes_step<T, decltype(s)::value>(
             x, d, c, rows, n, length, pitch, first, taps, dil, place, readable, writable);
