@@ -393,7 +393,11 @@ def onnxruntime_peer(cfg, x, out_shapes, threads):
                for n, s in zip(names, out_shapes)]
     model = harness.onnx_model(node, [helper.make_tensor_value_info(
         "x", elem, list(cfg["shape"]))], outputs, "sweep", 22)
-    sess = harness.ort.InferenceSession(model.SerializeToString(), harness.ort_options(threads),
+    # Without spinning: with it, ovpool's times in the batches after onnxruntime's read up to
+    # 3.5x those of runs without the peers (ONNX-form configurations, the only ones
+    # onnxruntime runs), while onnxruntime's own times read the same either way.
+    sess = harness.ort.InferenceSession(model.SerializeToString(),
+                                        harness.ort_options(threads, spinning=False),
                                         providers=["CPUExecutionProvider"])
     outs = [np.empty(s, dtype=x.dtype if n == "y" else np.int64)
             for n, s in zip(names, out_shapes)]

@@ -127,8 +127,9 @@ def calibrate(timer, batch_s, warmup_s):
 
 def run_batch(timer):
     fn = timer.fn
-    # Let the previous engine's worker threads (onnxruntime and TBB spin after
-    # a run) go idle, so they do not steal one of the 2 cores from this batch.
+    # Let the previous engine's worker threads (TBB spins after a run) go idle, so they do
+    # not steal one of the 2 cores from this batch; onnxruntime's spinning outlasts this
+    # pause (see ort_options).
     time.sleep(0.01)
     fn()  # re-warm caches / wake this engine's thread pool after the other engines ran
     reps = timer.reps
@@ -256,14 +257,19 @@ def ov_bound(core, model, x, hint, threads):
     return fn, tuple(outs), "executed as " + ", ".join(_ov_runtime_precisions(compiled))
 
 
-def ort_options(threads):
-    """Session options of every onnxruntime run: `threads` intra-op threads, sequential."""
+def ort_options(threads, spinning=True):
+    """Session options of every onnxruntime run: `threads` intra-op threads, sequential;
+    `spinning` False turns off onnxruntime's idle spinning of its worker threads
+    (``session.intra_op.allow_spinning``), which otherwise outlasts the pause between the
+    engines' batches and takes a core from the batch that follows it."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3
+    if not spinning:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return so
 
 

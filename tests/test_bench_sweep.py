@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import bench_sweep
 import ovpool
@@ -75,3 +76,36 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path):
     assert roof["worst"] == ratios[-1] and roof["count"] == 4
     assert min(ratios) <= roof["geomean"] <= ratios[-1]
     assert sorted(doc["worst_roofline"]) == [1, 3, 7, 8]
+
+
+def test_onnxruntime_sessions_of_the_sweep_do_not_spin():
+    # A spinning onnxruntime worker outlasts the pause between the engines' batches and takes
+    # a core from the batch after it; the sweep's sessions turn that off, other runs keep
+    # onnxruntime's default.
+    import harness
+    assert harness.ort is not None, "onnxruntime is part of the test requirements"
+    quiet = harness.ort_options(2, spinning=False)
+    assert quiet.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert quiet.intra_op_num_threads == 2
+    default = harness.ort_options(2)
+    with pytest.raises(RuntimeError, match="does not have configuration"):
+        default.get_session_config_entry("session.intra_op.allow_spinning")
+    cfg = next(c for c in bench_sweep.configurations(160) if c["op"] == "onnx_avg")
+    x = bench_sweep._input(cfg)
+    out_shapes = [o.shape for o in bench_sweep.ovpool_outputs(cfg, x)]
+    made = []
+    real = harness.ort.InferenceSession
+
+    def recording(model, options, **kw):
+        made.append(options.get_session_config_entry("session.intra_op.allow_spinning"))
+        return real(model, options, **kw)
+    harness.ort.InferenceSession = recording
+    try:
+        label, fn, outs = bench_sweep.onnxruntime_peer(cfg, x, out_shapes, 2)
+    finally:
+        harness.ort.InferenceSession = real
+    fn()
+    assert made == ["0"]
+    np.testing.assert_allclose(outs[0].astype(np.float64),
+                               bench_sweep.ovpool_call(cfg, x).astype(np.float64),
+                               rtol=2e-3, atol=2e-3)
