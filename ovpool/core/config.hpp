@@ -24,6 +24,16 @@
 #define OVPOOL_CORE_HAVE_AVX2 0
 #endif
 
+// Marks a helper to be inlined whatever gcc's heuristics say: transposes, widenings and
+// loop bodies that hot loops call from many places, where gcc stopped inlining them once
+// they had more callers (and the loops then took up to 1.6x the time). Empty for other
+// compilers.
+#if defined(__GNUC__)
+#define OVPOOL_FORCE_INLINE __attribute__((always_inline))
+#else
+#define OVPOOL_FORCE_INLINE
+#endif
+
 namespace ovpool {
 namespace core {
 inline namespace OVPOOL_CORE_ISA {

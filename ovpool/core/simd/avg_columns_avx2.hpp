@@ -174,20 +174,11 @@ inline index_t column_pieces(const AxisTable& w, index_t j0, ColumnPiece* pieces
     return count;
 }
 
-// (the column kernels' bodies, passed to for_row_groups, inlined there)
-#if defined(__GNUC__)
-#define OVPOOL_COLUMNS_INLINE __attribute__((always_inline))
-#else
-#define OVPOOL_COLUMNS_INLINE
-#endif
-
 // f(row, rows, o, piece) for each group of G rows of src from row o (`rows` of them, the
 // last repeated in row[] past them) and each piece of w's windows (column_pieces), pieces
 // outermost: the loops of the column kernels.
 template <index_t G, class Src, class F>
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
+OVPOOL_FORCE_INLINE
 inline void for_row_groups(const Src* src, const AxisTable& w, index_t outer, const F& f) {
     ColumnPiece pieces[columns_pieces_held];
     for (index_t from = 0; from < w.out_len;) {
@@ -211,7 +202,7 @@ inline void columns_last_axis(const Src* src, A* dst, const AxisTable& w, index_
     const index_t length = w.length, out_len = w.out_len, dil8 = w.dil * 8, step8 = w.step * 8;
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for_row_groups<8>(src, w, outer, [&](const Src* const* row, index_t rows, index_t o,
-                                         const ColumnPiece& piece) OVPOOL_COLUMNS_INLINE {
+                                         const ColumnPiece& piece) OVPOOL_FORCE_INLINE {
         A* d = dst + o * out_len;
         const index_t j0 = piece.j0, j1 = piece.j1, c0 = piece.c0, c1 = piece.c1;
         if (c0 < c1) columns_of_rows8(row, length, c0, c1, cols);
@@ -296,7 +287,7 @@ inline void prefix_columns_last_axis16(const Src* src, std::int16_t* dst, const 
     const index_t length = w.length, out_len = w.out_len;
     auto at = [&](index_t column) { return reinterpret_cast<__m256i*>(running + column * 16); };
     for_row_groups<16>(src, w, outer, [&](const Src* const* row, index_t rows, index_t o,
-                                          const ColumnPiece& piece) OVPOOL_COLUMNS_INLINE {
+                                          const ColumnPiece& piece) OVPOOL_FORCE_INLINE {
         std::int16_t* d = dst + o * out_len;
         const index_t j0 = piece.j0, j1 = piece.j1, c0 = piece.c0, c1 = piece.c1;
         __m256i total = _mm256_setzero_si256();

@@ -48,9 +48,7 @@ inline void short_tile_in(const S* x, index_t pitch, std::int16_t* lanes, index_
 // planes p and p + 8 in the two halves of one vector (one store per k). Always inlined, as
 // the transpose in it (the int16 plane blocks' loops call it).
 template <class S>
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
+OVPOOL_FORCE_INLINE
 inline void short_tile16_in(const S* x, index_t pitch, std::int16_t* lanes) {
     static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
     __m256i m[8];

@@ -162,9 +162,7 @@ inline __m256i unpack_hi(__m256i a, __m256i b, int bits) {
 // 64-bit. Always inlined: with more callers gcc stopped inlining it into the int16 plane
 // blocks, whose int8 / uint8 averages then took 1.4-1.6x the time.
 template <class V>
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
+OVPOOL_FORCE_INLINE
 inline void transpose8x8_epi16(V* m) {
     V t[8];
     for (int i = 0; i < 8; i += 2) {

@@ -62,9 +62,7 @@ inline void widen_row(const S* src, float* dst, index_t n) {
 // Sixteen int8 / uint8 values as sixteen int16 lanes: int8 sign-extended, uint8
 // zero-extended (exact). Always inlined, as the loops and transposes that call it.
 template <class S>
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
+OVPOOL_FORCE_INLINE
 inline __m256i bytes_as_short16(__m128i bytes) {
     static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
     return std::is_signed<S>::value ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
@@ -72,9 +70,7 @@ inline __m256i bytes_as_short16(__m128i bytes) {
 
 // bytes_as_short16 of the sixteen bytes at p.
 template <class S>
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
+OVPOOL_FORCE_INLINE
 inline __m256i load16_as_short(const S* p) {
     return bytes_as_short16<S>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
@@ -82,9 +78,7 @@ inline __m256i load16_as_short(const S* p) {
 // bytes_as_short16 of the eight bytes at `low` (lanes 0 .. 7) and the eight at `high`
 // (lanes 8 .. 15).
 template <class S>
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
+OVPOOL_FORCE_INLINE
 inline __m256i load8x2_as_short(const S* low, const S* high) {
     return bytes_as_short16<S>(_mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(low)),
                                                   _mm_loadl_epi64(reinterpret_cast<const __m128i*>(high))));
@@ -92,9 +86,7 @@ inline __m256i load8x2_as_short(const S* low, const S* high) {
 
 // The low eight of `bytes` as eight int16 lanes, as bytes_as_short16.
 template <class S>
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
+OVPOOL_FORCE_INLINE
 inline __m128i bytes_as_short8(__m128i bytes) {
     static_assert(std::is_integral<S>::value && sizeof(S) == 1, "int8 / uint8 inputs");
     return std::is_signed<S>::value ? _mm_cvtepi8_epi16(bytes) : _mm_cvtepu8_epi16(bytes);
