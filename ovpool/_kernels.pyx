@@ -29,9 +29,18 @@ cdef extern from "core/jobs.hpp" namespace "ovpool::core" nogil:
     cdef cppclass bf16:
         pass
 
+    # A plan's divisors (core/geometry.hpp): every table, small_sums left false.
+    cdef cppclass Divisors:
+        const int64_t* count
+        const double* real
+        bint small_divisors
+        const float* real32
+        const float* divisor32
+        const float* inverse32
+
     cdef cppclass AvgJob[S]:
         AvgJob(const S* x, S* out, ptrdiff_t planes, const ptrdiff_t* packed,
-               const int64_t* divisor, const double* divisor_real, int workers) except +
+               const Divisors& plan, int workers) except +
         ptrdiff_t items()
         void run(ptrdiff_t item, int worker)
 
@@ -132,11 +141,10 @@ cdef void run_job(const void* job, ptrdiff_t items, ovpool_item_fn run_item,
 
 
 cdef int run_avg(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_t* packed,
-                 const int64_t* divisor, const double* divisor_real,
-                 int num_threads) except -1:
+                 const Divisors* divisors, int num_threads) except -1:
     cdef AvgJob[core_t]* job
     try:
-        job = new AvgJob[core_t](x, out, planes, packed, divisor, divisor_real, num_threads)
+        job = new AvgJob[core_t](x, out, planes, packed, divisors[0], num_threads)
     except MemoryError:
         raise MemoryError(NO_MEMORY)
     try:
@@ -241,8 +249,7 @@ cdef struct Call:
     bint is_max
     Py_ssize_t planes
     const ptrdiff_t* packed
-    const int64_t* divisor         # average: each window's divisor
-    const double* divisor_real     # ... as floats
+    Divisors divisors              # average: each window's divisor, in every form
     int64_t* index64               # max: the index outputs (at most one, or none)
     int32_t* index32
     int64_t plane_modulus
@@ -257,8 +264,7 @@ cdef int run_call(const core_t* x, core_t* out, const Call* call) except -1:
         return run_max(x, out, call.planes, call.packed, call.index64, call.index32,
                        call.plane_modulus, call.offset_modulus, call.empty_value,
                        call.num_threads, call.mid_planes_in_lanes)
-    return run_avg(x, out, call.planes, call.packed, call.divisor, call.divisor_real,
-                   call.num_threads)
+    return run_avg(x, out, call.planes, call.packed, &call.divisors, call.num_threads)
 
 
 cdef int run_kind(int kind, const void* x, void* out, const Call* call) except -1:
@@ -280,8 +286,9 @@ cdef int run_kind(int kind, const void* x, void* out, const Call* call) except -
     return run_call(<const f16*> x, <f16*> out, call)
 
 
-def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t planes,
-                    Py_ssize_t in_plane, Py_ssize_t out_plane, int num_threads):
+def avg_pool_planes(x, out, tables, divisor, divisor_real, divisor_floats, bint small_divisors,
+                    int kind, Py_ssize_t planes, Py_ssize_t in_plane, Py_ssize_t out_plane,
+                    int num_threads):
     """Average-pool ``planes`` planes of ``in_plane`` elements of ``x`` into ``out``
     (``planes`` * ``out_plane`` elements), both C-contiguous arrays of the storage ``kind``
     (STORAGE_KINDS).
@@ -289,7 +296,9 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t 
     ``tables`` are the packed window tables (see ``ovpool/core/geometry.hpp``), whose
     ``scratch`` is the size of one scratch buffer (the largest intermediate of the separable
     passes). ``divisor`` (int64, out_plane) holds each window's divisor, ``divisor_real`` (float64)
-    the same as floats with +inf for 0. The caller has checked every size against the tables;
+    the same as floats with +inf for 0, ``divisor_floats`` (float32, 3 x out_plane) their float32
+    forms and ``small_divisors`` whether all are below 2**24, all as the plan made them
+    (``_rules.fixed_plan``). The caller has checked every size against the tables;
     at least one plane. Arrays of other sizes are refused with ValueError.
     """
     cdef Held held
@@ -300,6 +309,7 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t 
     cdef const ptrdiff_t* packed
     cdef const int64_t* count
     cdef const double* real
+    cdef const float* floats
     cdef Call call
     call.is_max = False
     if size == 0 or planes < 1:
@@ -310,10 +320,15 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, int kind, Py_ssize_t 
         hold_packed(&held, tables, &packed)
         hold(&held, divisor, False, 8, out_plane, "divisor", <void**> &count)
         hold(&held, divisor_real, False, 8, out_plane, "divisor_real", <void**> &real)
+        hold(&held, divisor_floats, False, 4, 3 * out_plane, "divisor_floats", <void**> &floats)
         call.planes = planes
         call.packed = packed
-        call.divisor = count
-        call.divisor_real = real
+        call.divisors.count = count
+        call.divisors.real = real
+        call.divisors.small_divisors = small_divisors
+        call.divisors.real32 = floats
+        call.divisors.divisor32 = floats + out_plane
+        call.divisors.inverse32 = floats + 2 * out_plane
         call.num_threads = num_threads
         run_kind(kind, xp, op, &call)
     finally:

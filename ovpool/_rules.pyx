@@ -116,6 +116,8 @@ cdef extern from "core/rules.hpp" namespace "ovpool::core":
         int64_t in_plane, out_plane
         vector[int64_t] divisor
         vector[double] divisor_real
+        vector[float] real32, divisor32, inverse32
+        cbool small_divisors
         vector[int64_t] output_spatial
 
     cdef cppclass IndexLayout:
@@ -330,25 +332,35 @@ cdef tuple _plan_out(WindowPlan& plan, bint with_divisor):
     cdef Py_ssize_t[::1] packed_view = packed
     if plan.packed.size():
         memcpy(&packed_view[0], plan.packed.data(), plan.packed.size() * sizeof(Py_ssize_t))
-    divisor = divisor_real = None
+    divisor = divisor_real = divisor_floats = None
     cdef int64_t[::1] count_view
     cdef double[::1] real_view
+    cdef float[:, ::1] floats_view
+    cdef size_t n = plan.divisor.size()
     if with_divisor:
-        divisor = np.empty(plan.divisor.size(), np.int64)
-        divisor_real = np.empty(plan.divisor.size(), np.float64)
+        divisor = np.empty(n, np.int64)
+        divisor_real = np.empty(n, np.float64)
+        divisor_floats = np.empty((3, n), np.float32)
         count_view = divisor
         real_view = divisor_real
-        if plan.divisor.size():
-            memcpy(&count_view[0], plan.divisor.data(), plan.divisor.size() * sizeof(int64_t))
-            memcpy(&real_view[0], plan.divisor_real.data(), plan.divisor.size() * sizeof(double))
+        floats_view = divisor_floats
+        if n:
+            memcpy(&count_view[0], plan.divisor.data(), n * sizeof(int64_t))
+            memcpy(&real_view[0], plan.divisor_real.data(), n * sizeof(double))
+            memcpy(&floats_view[0, 0], plan.real32.data(), n * sizeof(float))
+            memcpy(&floats_view[1, 0], plan.divisor32.data(), n * sizeof(float))
+            memcpy(&floats_view[2, 0], plan.inverse32.data(), n * sizeof(float))
     return (packed, plan.in_plane, plan.out_plane, divisor, divisor_real,
-            tuple(plan.output_spatial))
+            tuple(plan.output_spatial), divisor_floats, plan.small_divisors)
 
 
 def fixed_plan(windows, divisor_rule, limit):
     """(packed tables, in_plane, out_plane, divisor int64 or None, divisor float64 or None,
-    output spatial sizes) for windows given as 7-tuples; ``divisor_rule`` None is max pooling.
-    Refuses plans over ``limit`` bytes."""
+    output spatial sizes, divisor float32 forms (3, out_plane) or None, whether every divisor
+    is below 2**24) for windows given as 7-tuples; ``divisor_rule`` None is max pooling. The
+    float32 forms are the divisor as float32, the same with 1 for an empty window, and its
+    inverse with 0 for an empty window (core/rules.hpp's set_divisor). Refuses plans over
+    ``limit`` bytes."""
     rule = -1 if divisor_rule is None else c_parse_divisor_rule(_s(divisor_rule))
     cdef WindowPlan plan = c_fixed_plan(_windows_in(windows), rule, _limit(limit))
     return _plan_out(plan, rule >= 0)

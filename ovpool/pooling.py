@@ -178,9 +178,10 @@ def avg_divisor_rule(exclude_pad):
 
 
 def _plan_result(shape, plan):
-    """(tables, (divisor, divisor_real) or None) from a core plan."""
-    packed, in_plane, out_plane, divisor, divisor_real, output_spatial = plan
-    divisors = None if divisor is None else (divisor, divisor_real)
+    """(tables, divisors or None) from a core plan: the divisors as the average kernels take
+    them (int64, float64, their float32 forms, whether they are all small)."""
+    packed, in_plane, out_plane, divisor, divisor_real, output_spatial, floats, small = plan
+    divisors = None if divisor is None else (divisor, divisor_real, floats, small)
     return _WindowTables(shape, packed, in_plane, out_plane, output_spatial), divisors
 
 

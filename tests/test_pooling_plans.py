@@ -77,3 +77,49 @@ def test_exclude_pad_pads_refused_after_the_same_windows_were_planned():
     for _ in range(2):   # refused every time, with exclude_pad=True
         with pytest.raises(BadAttributeError, match="not smaller than the dilated kernel 2"):
             ovpool.avg_pool(x, 2, strides=2, pads_begin=2, pads_end=2, exclude_pad=True)
+
+
+def test_plan_divisors_come_in_every_float_form():
+    # One axis of 6 with kernel 3, stride 2, pads 2 / 2, 5 outputs (the windows [-2, 0],
+    # [0, 2], [2, 4], [4, 6], [6, 8]); excluding the pads they hold 1, 3, 3, 2 and 0 inputs:
+    # the last lies in the end padding, an empty window.
+    packed, in_plane, out_plane, count, real, floats, small = (
+        _rules.fixed_plan([(6, 3, 2, 1, 2, 2, 5)], "exclude_pad", ovpool.get_memory_limit())[i]
+        for i in (0, 1, 2, 3, 4, 6, 7))
+    assert (in_plane, out_plane) == (6, 5)
+    assert count.tolist() == [1, 3, 3, 2, 0]
+    assert real.tolist() == [1.0, 3.0, 3.0, 2.0, np.inf]
+    assert floats.dtype == np.float32 and floats.shape == (3, 5)
+    real32, divisor32, inverse32 = floats
+    assert real32.tolist() == [1.0, 3.0, 3.0, 2.0, np.inf]
+    assert divisor32.tolist() == [1.0, 3.0, 3.0, 2.0, 1.0]      # 1 for the empty window ...
+    third = np.float32(1) / np.float32(3)                         # (correctly rounded)
+    assert inverse32.tobytes() == np.array([1.0, third, third, 0.5, 0.0], np.float32).tobytes()
+    assert small is True                                          # ... whose average is 0
+
+
+def test_plan_divisors_small_only_below_two_to_the_24():
+    # Global windows of 2^24 - 1 and 2^24 inputs (the plan's divisors, not the input's).
+    for length, small in ((2 ** 24 - 1, True), (2 ** 24, False)):
+        plan = _rules.fixed_plan([(length, length, 1, 1, 0, 0, 1)], "exclude_pad", 1 << 40)
+        assert plan[3].tolist() == [length] and plan[7] is small
+        assert plan[6][0].tolist() == [float(np.float32(length))]
+
+
+def test_memory_limit_counts_the_divisor_tables():
+    # 100x100 planes, kernel 1: 10000 outputs, whose divisors in every form take 280000 bytes,
+    # more than the plan's other parts (scratch 160000 bytes): refused for averages under a
+    # 200000-byte limit, while max pooling, which has no divisors, plans the same windows.
+    x = np.zeros((1, 1, 100, 100), np.float32)
+    before = ovpool.get_memory_limit()
+    try:
+        ovpool.set_memory_limit(200_000)
+        assert ovpool.max_pool(x, 1, return_indices=False).shape == (1, 1, 100, 100)
+        with pytest.raises(MemoryLimitError, match="memory limit of 200000 bytes"):
+            ovpool.avg_pool(x, 1)
+        with pytest.raises(MemoryLimitError, match="memory limit of 200000 bytes"):
+            ovpool.adaptive_avg_pool(x, (100, 100))
+        ovpool.set_memory_limit(280_000)
+        assert ovpool.avg_pool(x, 1).shape == (1, 1, 100, 100)
+    finally:
+        ovpool.set_memory_limit(before)

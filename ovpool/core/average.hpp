@@ -931,45 +931,6 @@ struct RepeatedDivisors {
     }
 };
 
-// The divisors converted to float32 once per call (static_cast<float>(real[i]), the value
-// write_averages divides by either way), so that each division does not convert its divisor
-// from double first (two conversions and a merge per eight averages, a third of the time of
-// a bfloat16 average). Throws std::bad_alloc.
-inline std::unique_ptr<float[]> float32_divisors(const double* real, index_t n) {
-    std::unique_ptr<float[]> real32 = allocate<float>(n);
-    for (index_t i = 0; i < n; ++i) real32[i] = static_cast<float>(real[i]);
-    return real32;
-}
-
-// Divisors::divisor32 and inverse32 (at [0, n) and [n, 2n) of the array returned) from the
-// divisors as doubles, for int16 sums (AVX2 only: null in the baseline build, whose
-// write_averages divides). Throws std::bad_alloc.
-inline std::unique_ptr<float[]> inverse_divisors(const double* real, index_t n) {
-#if OVPOOL_CORE_HAVE_AVX2
-    std::unique_ptr<float[]> both = allocate<float>(2 * n);
-    index_t i = 0;
-    for (; i + 8 <= n; i += 8) simd::lane_divisors8(real + i, both.get() + i, both.get() + n + i);
-    for (; i < n; ++i) {
-        float pair[2];
-        simd::lane_divisor(real[i], pair);
-        both[i] = pair[0];
-        both[n + i] = pair[1];
-    }
-    return both;
-#else
-    (void)real;
-    (void)n;
-    return nullptr;
-#endif
-}
-
-// Divisors::real32 for float32 sums (float32_divisors); null for other sums.
-template <class A>
-inline std::unique_ptr<float[]> float_divisors(const double* real, index_t n) {
-    if (!std::is_same<A, float>::value) return nullptr;
-    return float32_divisors(real, n);
-}
-
 // out[i] = S(sums[i] / real32[i]) for float32 sums (write_averages with Divisors::real32).
 template <class S>
 inline void write_float_averages(S* out, const float* sums, index_t n, const float* real32) {
@@ -1096,14 +1057,6 @@ inline bool sums_fit(const Geometry& g, long long largest) {
 // Integer sums of at most this magnitude, over divisors below small_divisor_limit, divide
 // exactly in float32 (see Divisors::small_sums and divide_round_even_small).
 constexpr long long small_sum_limit = (1LL << 23) - 1;
-constexpr std::int64_t small_divisor_limit = 1LL << 24;
-
-// Whether all n divisors are below small_divisor_limit.
-inline bool small_divisors(const std::int64_t* count, index_t n) {
-    std::int64_t largest = 0;
-    for (index_t i = 0; i < n; ++i) largest = std::max(largest, count[i]);
-    return largest < small_divisor_limit;
-}
 
 // Whether every window of `axis` is the one input at its own position.
 inline bool identity_axis(const Geometry& g, index_t axis) {

@@ -710,7 +710,7 @@ class AvgLanes {
             // int32 sums that divide exactly in float32 (see Divisors::small_sums).
             divisors_.small_sums =
                 narrow_ && std::is_same<N, std::int32_t>::value &&
-                small_divisors(divisors_.count, g_.out_plane) &&
+                divisors_.small_divisors &&
                 sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
         }
         index_t lanes = narrow_ ? average_lanes<N> : average_lanes<A>;
@@ -721,7 +721,6 @@ class AvgLanes {
             ranged_lanes_ = planes >= 2 * lanes ? 2 * lanes : lanes;
             lanes = ranged_lanes_;
             volume_ = window_volume(g_);
-            small_divisors_ = small_divisors(divisors_.count, g_.out_plane);
         }
         blocks_ = (planes + lanes - 1) / lanes;
         rows_ = g_.output[0];
@@ -816,7 +815,7 @@ class AvgLanes {
             }
             if (sums_within(volume_, bound, std::numeric_limits<std::int32_t>::max())) {
                 std::int32_t* scratch = ranged_scratch_.get() + worker * ranged_per_worker_;
-                const bool small = small_divisors_ && sums_within(volume_, bound, small_sum_limit);
+                const bool small = divisors_.small_divisors && sums_within(volume_, bound, small_sum_limit);
                 if (ranged_lanes_ == 2 * L) {
                     run_as<std::int32_t, 2 * L>(first, count, share, scratch, small);
                 } else {
@@ -970,8 +969,8 @@ class AvgLanes {
                                count * out_plane, block);
                 continue;
             }
-            Divisors part{divisors_.count + k, divisors_.real + k, small,
-                          divisors_.real32 ? divisors_.real32 + k : nullptr};
+            Divisors part = divisors_from(divisors_, k);
+            part.small_sums = small;
             for (index_t p = 0; p < count; ++p) {
                 write_averages(out_ + (first + p) * out_plane + k, sums + p * stride, n, part);
             }
@@ -1005,7 +1004,6 @@ class AvgLanes {
     index_t ranged_per_worker_ = 0;
     std::unique_ptr<std::int32_t[]> ranged_scratch_;
     long long volume_ = 0;
-    bool small_divisors_ = false;
 };
 
 }  // namespace OVPOOL_CORE_ISA

@@ -244,7 +244,8 @@ class AvgBlocks {
         return !(std::is_floating_point<A>::value && last_axis_partial_sums(g));
     }
 
-    // The divisors cover one plane's outputs (they are copied). Throws std::bad_alloc.
+    // The divisors cover one plane's outputs (they are copied), divisor32 and inverse32
+    // included (see lane_divisor32_). Throws std::bad_alloc.
     AvgBlocks(const S* x, S* out, index_t planes, const Geometry& g, const Divisors& divisors,
               int workers)
         : x_(x), out_(out), planes_(planes), g_(g), divisors_(divisors) {
@@ -253,7 +254,9 @@ class AvgBlocks {
         lanes_g_ = make_geometry(packed_.get());
         ordered_ = exact_pass_order<S, B>(lanes_g_, &pass_order_);
         volume_ = window_volume(g);
-        small_divisors_ = small_divisors(divisors.count, g.out_plane);
+        // (int16 sums of sixteen planes divide by the inverses in the lanes, see run; every
+        // other division goes through write_averages, which has no use for them)
+        divisors_.divisor32 = divisors_.inverse32 = nullptr;
         // The sums plane by plane, then the transposed block and the passes' two buffers (in
         // a buffer of their own for int16 sums).
         const index_t work = L * (g.in_plane + 2 * g.scratch);
@@ -265,7 +268,7 @@ class AvgBlocks {
         if constexpr (short_block_input<S>) {
             if (short_sums_) init_short_sums(g, divisors, workers, work);
         }
-        block_divisors_ = divisors;
+        block_divisors_ = divisors_;
         // (float32 sums with float32 divisors leave the lanes as averages: see run)
         lane_averages_ = std::is_same<B, float>::value && divisors.real32 &&
                          float_averages_unstage(g.out_plane);
@@ -296,9 +299,9 @@ class AvgBlocks {
                                count, repeated ? count * out_plane : out_plane);
                     return;
                 }
-                these.small_sums = small_divisors_ && sums_within(volume_, bound, small_sum_limit);
+                these.small_sums = divisors_.small_divisors && sums_within(volume_, bound, small_sum_limit);
             } else {
-                these.small_sums = small_divisors_ && sums_within(volume_, largest, small_sum_limit);
+                these.small_sums = divisors_.small_divisors && sums_within(volume_, largest, small_sum_limit);
             }
         }
         B* planes = scratch_.get() + worker * per_worker_;
@@ -309,10 +312,11 @@ class AvgBlocks {
                     lane_sums(x, count, short_scratch_.get() + worker * short_per_worker_);
 #if OVPOOL_CORE_HAVE_AVX2
                 if constexpr (L == 16) {
-                    if (lane_divisors_) {
+                    if (lane_divisor32_) {
                         // The averages in the lanes, then back plane by plane as bytes.
                         S* q = quotients_.get() + worker * quotients_per_worker_;
-                        simd::short_lane_averages(sums, out_plane, lane_divisors_.get(), q);
+                        simd::short_lane_averages(sums, out_plane, lane_divisor32_,
+                                                  lane_inverse32_, q);
                         simd::store_lane_averages(q, out_plane, count, out, out_plane);
                         return;
                     }
@@ -350,11 +354,9 @@ class AvgBlocks {
         short_per_worker_ = work;
         short_scratch_ = allocate<std::int16_t>(workers * short_per_worker_);
 #if OVPOOL_CORE_HAVE_AVX2
-        if (L == 16 && small_divisors_) {
-            lane_divisors_ = allocate<float>(2 * g.out_plane);
-            for (index_t k = 0; k < g.out_plane; ++k) {
-                simd::lane_divisor(divisors.real[k], lane_divisors_.get() + 2 * k);
-            }
+        if (L == 16 && divisors.small_divisors && divisors.divisor32) {
+            lane_divisor32_ = divisors.divisor32;
+            lane_inverse32_ = divisors.inverse32;
             quotients_per_worker_ = L * std::max<index_t>(g.out_plane, 32);
             quotients_ = allocate<S>(workers * quotients_per_worker_);
             std::fill(quotients_.get(), quotients_.get() + workers * quotients_per_worker_, S{});
@@ -387,7 +389,6 @@ class AvgBlocks {
     PassOrder pass_order_;               // int8 / uint8, floats: the passes' order (exact_pass_order)
     bool ordered_ = false;         // pass_order_ applies (else outermost first)
     long long volume_ = 0;               // g's largest window volume
-    bool small_divisors_ = false;        // every divisor below small_divisor_limit
     bool lane_averages_ = false;         // float32 sums averaged in unstage_float_averages
     index_t per_worker_ = 0;             // scratch elements per worker
     std::unique_ptr<B[]> scratch_;
@@ -397,11 +398,11 @@ class AvgBlocks {
     bool short_sums_ = false;
     index_t short_per_worker_ = 0;
     std::unique_ptr<std::int16_t[]> short_scratch_;
-    // AVX2, int16 sums over divisors below 2^24: one plane's divisors and their inverses
-    // as float32 (simd::lane_divisor's pairs), and per
-    // worker the averages in lanes (simd::short_lane_averages) before they go back plane by
-    // plane; else null.
-    std::unique_ptr<float[]> lane_divisors_;
+    // AVX2, int16 sums over divisors below 2^24: one plane's divisors as float32 and their
+    // inverses (the plan's Divisors::divisor32 and inverse32), and per worker the averages in
+    // lanes (simd::short_lane_averages) before they go back plane by plane; else null.
+    const float* lane_divisor32_ = nullptr;
+    const float* lane_inverse32_ = nullptr;
     index_t quotients_per_worker_ = 0;
     std::unique_ptr<S[]> quotients_;
     std::unique_ptr<A[]> wide_;  // int32 / int64: the passes' buffers for blocks that overflow

@@ -51,10 +51,9 @@ class RangedSums {
   public:
     typedef avg_accumulator_t<S> A;
 
-    // `elements`: scratch elements of all workers; `divisor`: one plane's (out_plane).
-    void init(const Geometry& g, index_t elements, const std::int64_t* divisor) {
+    // `elements`: scratch elements of all workers.
+    void init(const Geometry& g, index_t elements) {
         volume_ = window_volume(g);
-        small_divisors_ = small_divisors(divisor, g.out_plane);
         narrow32_ = allocate<std::int32_t>(elements);
         if constexpr (!std::is_same<A, long long>::value) {
             narrow64_ = allocate<long long>(elements);
@@ -68,7 +67,7 @@ class RangedSums {
         std::uint64_t bound = magnitude_bound(x, planes * g.in_plane);
         if (sums_within(volume_, bound, std::numeric_limits<std::int32_t>::max())) {
             Divisors these = divisors;
-            these.small_sums = small_divisors_ && sums_within(volume_, bound, small_sum_limit);
+            these.small_sums = divisors.small_divisors && sums_within(volume_, bound, small_sum_limit);
             avg_planes(x, out, narrow32_.get() + offset, g, these, planes, divided);
             return true;
         }
@@ -83,7 +82,6 @@ class RangedSums {
 
   private:
     long long volume_ = 0;
-    bool small_divisors_ = false;  // every divisor below small_divisor_limit
     std::unique_ptr<std::int32_t[]> narrow32_;
     std::unique_ptr<long long[]> narrow64_;
 };

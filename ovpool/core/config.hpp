@@ -82,6 +82,10 @@ constexpr index_t tiny_max_taps = 4096;
 constexpr index_t tiny_block_elements = 32768;
 constexpr index_t tiny_block_planes = 256;
 
+// Divisors below this are exact in float32, so integer sums below 2^23 divide exactly in
+// float32 over them (WindowPlan::small_divisors, Divisors::small_sums).
+constexpr std::int64_t small_divisor_limit = 1LL << 24;
+
 }  // namespace OVPOOL_CORE_ISA
 }  // namespace core
 }  // namespace ovpool

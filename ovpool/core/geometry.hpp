@@ -90,19 +90,32 @@ inline void pass_shape(const Geometry& g, index_t axis, index_t* outer, index_t*
     for (index_t a = axis + 1; a < g.naxes; ++a) *inner *= g.length[a];
 }
 
-// Average divisors.
+// Average divisors. A job gets the plan's (every table, from rules.hpp's set_divisor, one per
+// output of a plane) and hands each path the ones it divides by, the others null.
 struct Divisors {
     const std::int64_t* count;  // each output's divisor, for integer averages
     const double* real;         // the same as floats, +inf where it is 0 (so 0 / inf = 0)
+    bool small_divisors = false;  // every divisor below small_divisor_limit
     bool small_sums = false;    // integer sums all below 2^23 in magnitude, divisors below 2^24
     const float* real32 = nullptr;  // real as float32 (float32 sums; integer small_sums of the
-                                    // passes), or null: see float32_divisors
+                                    // passes), or null
     // int16 sums with small_sums (AVX2): the divisors as float32 (1 for an empty window) and
-    // their inverses (0 for an empty window), simd::lane_divisor's pairs as two arrays, so that
-    // the averages come from the inverses (simd::quotients_by_inverse), not divisions; or null.
+    // their inverses (0 for an empty window), so that the averages come from the inverses
+    // (simd::quotients_by_inverse), not divisions; or null.
     const float* divisor32 = nullptr;
     const float* inverse32 = nullptr;
 };
+
+// The divisors of the outputs from `first` on.
+inline Divisors divisors_from(const Divisors& d, index_t first) {
+    Divisors part = d;
+    part.count = d.count + first;
+    part.real = d.real + first;
+    if (d.real32) part.real32 = d.real32 + first;
+    if (d.divisor32) part.divisor32 = d.divisor32 + first;
+    if (d.inverse32) part.inverse32 = d.inverse32 + first;
+    return part;
+}
 
 // Where max pooling writes its indices. The index of an output is
 //   (plane % plane_modulus) * in_plane + offset % offset_modulus

@@ -45,19 +45,19 @@ class AvgJob {
     typedef avg_accumulator_t<S> A;
     typedef typename narrow_avg_accumulator<S>::type N;
 
-    // x: (planes, in_plane) and out: (planes, out_plane), C-contiguous; divisor and
-    // divisor_real: out_plane each (see Divisors); real32: divisor_real as float32 when the
-    // caller has them (row-split parts), else made here for float32 sums. Throws std::bad_alloc.
-    AvgJob(const S* x, S* out, index_t planes, const index_t* packed, const std::int64_t* divisor,
-           const double* divisor_real, int workers, const float* real32 = nullptr)
+    // x: (planes, in_plane) and out: (planes, out_plane), C-contiguous; `plan`: the plan's
+    // divisors, every table of Divisors but small_sums (out_plane each, from rules.hpp's
+    // set_divisor). Throws std::bad_alloc.
+    AvgJob(const S* x, S* out, index_t planes, const index_t* packed, const Divisors& plan,
+           int workers)
         : x_(x), out_(out), planes_(planes), g_(make_geometry(packed)), items_(planes) {
+        const std::int64_t* divisor = plan.count;
+        const double* divisor_real = plan.real;
         divisors_.count = divisor;
         divisors_.real = divisor_real;
-        if (!real32) {
-            real32_ = float_divisors<A>(divisor_real, g_.out_plane);
-            real32 = real32_.get();
-        }
-        divisors_.real32 = real32;
+        divisors_.small_divisors = plan.small_divisors;
+        // (float32 sums divide by float32 divisors)
+        if (std::is_same<A, float>::value) divisors_.real32 = plan.real32;
         if (workers < 1) workers = 1;
         index_t parts = row_parts(g_, planes, workers);
         if (parts) {
@@ -76,8 +76,7 @@ class AvgJob {
                     const RowPart& p = split_->part(k);
                     parts_.emplace_back(new AvgJob(
                         x + plane * g_.in_plane + p.in_shift, out + plane * g_.out_plane + p.out_shift,
-                        1, p.packed.get(), divisor + p.out_shift, divisor_real + p.out_shift, 1,
-                        real32 ? real32 + p.out_shift : nullptr));
+                        1, p.packed.get(), divisors_from(plan, p.out_shift), 1));
                 }
             }
             items_ = planes * parts;
@@ -118,7 +117,10 @@ class AvgJob {
             // Small planes of short rows (other than the adaptive ones the lanes take): blocks
             // of planes side by side (avg_blocks.hpp).
             mode_ = Mode::blocks;
-            blocks_.reset(new AvgBlocks<S>(x, out, planes, g_, divisors_, workers));
+            Divisors with_inverses = divisors_;
+            with_inverses.divisor32 = plan.divisor32;
+            with_inverses.inverse32 = plan.inverse32;
+            blocks_.reset(new AvgBlocks<S>(x, out, planes, g_, with_inverses, workers));
             items_ = blocks_->items();
             return;
         }
@@ -150,25 +152,21 @@ class AvgJob {
         } else {
             scratch_ = allocate<A>(workers * per_worker_);
         }
-        if constexpr (ranged_average<S>::value) ranged_.init(g_, workers * per_worker_, divisor);
+        if constexpr (ranged_average<S>::value) ranged_.init(g_, workers * per_worker_);
         if constexpr (std::is_floating_point<A>::value) ordered_ = exact_pass_order<S, A>(g_, &pass_order_);
         if (narrow_) {
             ordered_ = exact_pass_order<S, N>(g_, &pass_order_);
             divisors_.small_sums =
-                small_divisors(divisor, g_.out_plane) &&
+                plan.small_divisors &&
                 sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
-            if (divisors_.small_sums && !divisors_.real32) {
-                // (float32 divisors for the eight-at-a-time division, see write_averages)
-                real32_ = float32_divisors(divisor_real, g_.out_plane);
-                divisors_.real32 = real32_.get();
-            }
+            // (float32 divisors for the eight-at-a-time division, see write_averages)
+            if (divisors_.small_sums) divisors_.real32 = plan.real32;
+#if OVPOOL_CORE_HAVE_AVX2
             if (short_ && divisors_.small_sums) {
-                inverses_ = inverse_divisors(divisor_real, g_.out_plane);
-                if (inverses_) {
-                    divisors_.divisor32 = inverses_.get();
-                    divisors_.inverse32 = inverses_.get() + g_.out_plane;
-                }
+                divisors_.divisor32 = plan.divisor32;
+                divisors_.inverse32 = plan.inverse32;
             }
+#endif
         }
         divided_ = g_.out_plane;
         if (block_ > 1 && g_.out_plane < few_outputs_per_plane) {
@@ -289,9 +287,6 @@ class AvgJob {
     std::unique_ptr<std::int16_t[]> short_scratch_;
     RangedSums<S> ranged_;  // int32 / int64: narrower sums when the inputs allow
     RepeatedDivisors repeated_;     // a block's divisors, when repeated
-    std::unique_ptr<float[]> real32_;  // the divisors as float32 (Divisors::real32): float32
-                                       // sums, and integer sums below small_sum_limit
-    std::unique_ptr<float[]> inverses_;  // int16 sums: Divisors::divisor32, then inverse32
     std::unique_ptr<float[]> table_;  // 3x3 mode: divisors by row, then zero rows
     std::unique_ptr<AvgLanes<S>> lanes_;  // lanes mode (average_lanes.hpp)
     std::unique_ptr<AvgBlocks<S>> blocks_;  // blocks mode (avg_blocks.hpp)

@@ -635,13 +635,20 @@ inline int64_t scratch_elements(const std::vector<int64_t>& lengths,
     return int64_t(best);
 }
 
+// Bytes of one output's divisor in every form a plan keeps (WindowPlan: int64, float64 and
+// three float32).
+constexpr uint64_t DIVISOR_BYTES = 2 * 8 + 3 * 4;
+
 // Refuse before building window tables whose size (or the per-plane output and scratch they
-// imply) exceeds `limit_bytes`, whatever the batch: tables are O(sum of outputs).
+// imply, or the divisors when `with_divisors`) exceeds `limit_bytes`, whatever the batch:
+// tables are O(sum of outputs).
 inline void check_plan_size(const std::vector<int64_t>& lengths,
-                            const std::vector<int64_t>& outputs, uint64_t limit_bytes) {
-    uint64_t per_plane = 8, tables = 0, scratch = 0;
+                            const std::vector<int64_t>& outputs, uint64_t limit_bytes,
+                            bool with_divisors = false) {
+    uint64_t per_plane = 8, tables = 0, scratch = 0, divisors = with_divisors ? DIVISOR_BYTES : 0;
     for (int64_t o : outputs) {
         per_plane = detail::sat_mul(per_plane, uint64_t(o));
+        divisors = detail::sat_mul(divisors, uint64_t(o));
         tables = detail::sat_add(tables, uint64_t(o));
     }
     tables = detail::sat_mul(tables, 32);
@@ -653,6 +660,7 @@ inline void check_plan_size(const std::vector<int64_t>& lengths,
     }
     uint64_t most = per_plane > scratch ? per_plane : scratch;
     if (tables > most) most = tables;
+    if (divisors > most) most = divisors;
     if (most > limit_bytes)
         throw Error(ErrorKind::memory,
                     "pooling " + detail::list_text(lengths) + " to " + detail::list_text(outputs) +
@@ -667,11 +675,15 @@ inline void check_plan_size(const std::vector<int64_t>& lengths,
 //            interior[2n], begin[sum(output)], count[sum(output)]]
 //   divisor / divisor_real: one per output element of a plane (empty for max pooling);
 //   divisor_real is +inf where the divisor is 0 (that window's sum 0 / inf gives 0).
+//   real32, divisor32, inverse32, small_divisors: the divisors in the forms the kernels
+//   divide by (see set_divisor), made here once per plan so that no call derives them again.
 struct WindowPlan {
     std::vector<std::ptrdiff_t> packed;
     int64_t in_plane = 0, out_plane = 0;
     std::vector<int64_t> divisor;
     std::vector<double> divisor_real;
+    std::vector<float> real32, divisor32, inverse32;
+    bool small_divisors = false;
     std::vector<int64_t> output_spatial;
 };
 
@@ -815,11 +827,28 @@ inline void pack(WindowPlan& plan, const std::vector<AxisTaps>& axes) {
     plan.out_plane = checked_product(outputs, 0, n, ErrorKind::memory, what);
 }
 
+// The divisors and their float forms: real32 is divisor_real as float32 (what float32 sums
+// divide by); divisor32 and inverse32 are the divisor as float32 and its correctly rounded
+// inverse, 1 and 0 for an empty window (whose average is then 0), from which the AVX2 kernels
+// take the quotients of int16 sums without dividing; small_divisors says whether every divisor
+// is below small_divisor_limit (exact in float32). IEEE float32 conversions and divisions, so
+// the same bits in every build.
 inline void set_divisor(WindowPlan& plan, std::vector<int64_t> divisor) {
-    plan.divisor_real.resize(divisor.size());
-    for (size_t i = 0; i < divisor.size(); ++i)
-        plan.divisor_real[i] = divisor[i] == 0 ? std::numeric_limits<double>::infinity()
-                                               : double(divisor[i]);
+    const size_t n = divisor.size();
+    plan.divisor_real.resize(n);
+    plan.real32.resize(n);
+    plan.divisor32.resize(n);
+    plan.inverse32.resize(n);
+    int64_t largest = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const bool empty = divisor[i] == 0;
+        plan.divisor_real[i] = empty ? std::numeric_limits<double>::infinity() : double(divisor[i]);
+        plan.real32[i] = static_cast<float>(plan.divisor_real[i]);
+        plan.divisor32[i] = empty ? 1.0f : plan.real32[i];
+        plan.inverse32[i] = empty ? 0.0f : 1.0f / plan.divisor32[i];
+        largest = divisor[i] > largest ? divisor[i] : largest;
+    }
+    plan.small_divisors = largest < small_divisor_limit;
     plan.divisor = std::move(divisor);
 }
 
@@ -838,7 +867,7 @@ inline WindowPlan fixed_plan(const std::vector<AxisWindow>& windows, const Divis
         lengths.push_back(windows[a].length);
         outputs.push_back(windows[a].output);
     }
-    check_plan_size(lengths, outputs, limit_bytes);
+    check_plan_size(lengths, outputs, limit_bytes, rule != nullptr);
     std::vector<detail::AxisTaps> taps;
     for (const auto& w : windows) taps.push_back(detail::fixed_axis_taps(w));
 
@@ -904,7 +933,7 @@ inline WindowPlan adaptive_plan(const std::vector<int64_t>& lengths,
     shape.insert(shape.end(), lengths.begin(), lengths.end());
     check_input_shape(shape);
     check_adaptive_output(outputs, lengths.size());
-    check_plan_size(lengths, outputs, limit_bytes);
+    check_plan_size(lengths, outputs, limit_bytes, true);
     std::vector<detail::AxisTaps> axes;
     std::vector<std::vector<int64_t>> counts;
     for (size_t a = 0; a < lengths.size(); ++a) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/jobs.hpp"
+#include "core/rules.hpp"
 
 namespace core = ovpool::core;
 using core::index_t;
@@ -50,29 +51,39 @@ static const std::vector<index_t> same_tables = {
     0, 0, 1, 0, 0, 1,
     2, 3, 2, 2, 3, 2};
 
+// A plan's divisors in every form (rules.hpp's set_divisor), as a job takes them; they point
+// into `plan`.
+static core::Divisors plan_divisors(core::WindowPlan& plan, std::vector<std::int64_t> divisor) {
+    core::detail::set_divisor(plan, std::move(divisor));
+    core::Divisors d{plan.divisor.data(), plan.divisor_real.data()};
+    d.small_divisors = plan.small_divisors;
+    d.real32 = plan.real32.data();
+    d.divisor32 = plan.divisor32.data();
+    d.inverse32 = plan.inverse32.data();
+    return d;
+}
+
 static void test_average() {
     std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9};
     std::vector<float> out(8);
-    std::vector<std::int64_t> divisor = {4, 4, 4, 4};
-    std::vector<double> real = {4, 4, 4, 4};
-    core::AvgJob<float> job(x.data(), out.data(), 2, k2_tables.data(), divisor.data(),
-                            real.data(), 2);
+    core::WindowPlan k2_plan;
+    const core::Divisors k2_divisors = plan_divisors(k2_plan, {4, 4, 4, 4});
+    core::AvgJob<float> job(x.data(), out.data(), 2, k2_tables.data(), k2_divisors, 2);
     run_all(job, 2);
     expect_equal("avg float32 2x2", out, {3, 4, 6, 7, 3, 4, 6, 7});
 
     // Integer averages round half to even: sums 12, 16, 28, 32 + odd offsets.
     std::vector<std::int32_t> xi = {1, 2, 3, 4, 5, 6, 7, 8, 10};  // windows: 12, 16, 24, 29
     std::vector<std::int32_t> outi(4);
-    core::AvgJob<std::int32_t> jobi(xi.data(), outi.data(), 1, k2_tables.data(), divisor.data(),
-                                    real.data(), 1);
+    core::AvgJob<std::int32_t> jobi(xi.data(), outi.data(), 1, k2_tables.data(), k2_divisors, 1);
     run_all(jobi, 1);
     expect_equal("avg int32 2x2", outi, {3, 4, 6, 7});  // 3, 4, 6, 7.25
 
     std::vector<float> xs = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     std::vector<float> outs(9);
-    std::vector<std::int64_t> ds = {4, 6, 4, 6, 9, 6, 4, 6, 4};
-    std::vector<double> rs = {4, 6, 4, 6, 9, 6, 4, 6, 4};
-    core::AvgJob<float> jobs(xs.data(), outs.data(), 1, same_tables.data(), ds.data(), rs.data(), 2);
+    core::WindowPlan same_plan;
+    core::AvgJob<float> jobs(xs.data(), outs.data(), 1, same_tables.data(),
+                             plan_divisors(same_plan, {4, 6, 4, 6, 9, 6, 4, 6, 4}), 2);
     run_all(jobs, 2);
     expect_equal("avg float32 3x3 same", outs, {3, 3.5f, 4, 4.5f, 5, 5.5f, 6, 6.5f, 7});
 }

@@ -61,39 +61,10 @@ inline void short_tile16_in(const S* x, index_t pitch, std::int16_t* lanes) {
     }
 }
 
-// Output k's divisor for short_lane_averages: divisor[2k] the divisor as float32 and
-// divisor[2k + 1] its correctly rounded inverse, or 1 and 0 for an empty window (divisor
-// +inf), whose average is then 0 as the quotient by +inf gives. `real`: the divisor as a
-// double (+inf for an empty window).
-inline void lane_divisor(double real, float* divisor) {
-    const bool empty = real > 3.0e38;
-    divisor[0] = empty ? 1.0f : static_cast<float>(real);
-    divisor[1] = empty ? 0.0f : 1.0f / static_cast<float>(real);
-}
-
-// lane_divisor of real[0 .. 8), the divisors to divisor[0 .. 8) and the inverses to
-// inverse[0 .. 8): the same float32 conversions, comparisons and correctly rounded divisions
-// on eight lanes (a scalar division per output cost about 5 cycles of a call's set-up: 3726
-// outputs of int8 1x18x105x138, 37K instructions).
-inline void lane_divisors8(const double* real, float* divisor, float* inverse) {
-    const __m256d low = _mm256_loadu_pd(real), high = _mm256_loadu_pd(real + 4);
-    const __m256d limit = _mm256_set1_pd(3.0e38);
-    // (each 64-bit mask's low half, lanes 0-3 of the low four and 4-7 of the high four)
-    const __m256i halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    auto narrow_mask = [&](__m256d mask) {
-        return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(mask), halves));
-    };
-    const __m256 empty = _mm256_castsi256_ps(_mm256_set_m128i(
-        narrow_mask(_mm256_cmp_pd(high, limit, _CMP_GT_OQ)), narrow_mask(_mm256_cmp_pd(low, limit, _CMP_GT_OQ))));
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 d = _mm256_blendv_ps(_mm256_set_m128(_mm256_cvtpd_ps(high), _mm256_cvtpd_ps(low)), one, empty);
-    _mm256_storeu_ps(divisor, d);
-    _mm256_storeu_ps(inverse, _mm256_andnot_ps(empty, _mm256_div_ps(one, d)));
-}
-
 // q[k * 16 + p] = round_half_even(sums[k * 16 + p] / d[k]) as S, for k < m, p < 16: the
 // averages of sixteen planes' int16 sums, each output's divisor shared by its sixteen lanes
-// (divisor: lane_divisor's pairs). The quotient is not divided but refined from the inverse y
+// (divisor, inverse: the plan's Divisors::divisor32 and inverse32, see rules.hpp's
+// set_divisor). The quotient is not divided but refined from the inverse y
 // (Markstein's step: q0 = s * y, r = s - q0 * d exactly by a fused multiply-add, q = q0 +
 // r * y), which gives the correctly rounded float32 quotient s / d that a division gives:
 // checked for every int16 sum and every divisor up to 140000 (larger divisors, below 2^24,
@@ -102,8 +73,8 @@ inline void lane_divisors8(const double* real, float* divisor, float* inverse) {
 // are exact as float32, so the correctly rounded quotient, rounded to nearest even by the
 // conversion, is the scalar rule's (see average_avx2.hpp's divide_round_even8_small).
 // round_half_even(s / d) as int32 of eight int16 sums s (as float32) over divisors d, from
-// their inverses y (lane_divisor's pairs: d = 1 and y = 0 for an empty window, whose average
-// is then 0), by the refinement short_lane_averages describes.
+// their inverses y (d = 1 and y = 0 for an empty window, whose average is then 0), by the
+// refinement short_lane_averages describes.
 inline __m256i quotients_by_inverse(__m256 s, __m256 d, __m256 y) {
     const __m256 q0 = _mm256_mul_ps(s, y);
     const __m256 r = _mm256_fnmadd_ps(q0, d, s);
@@ -122,11 +93,12 @@ inline __m128i average_bytes16(__m256i lo, __m256i hi) {
 }
 
 template <class S>
-inline void short_lane_averages(const std::int16_t* sums, index_t m, const float* divisor, S* q) {
+inline void short_lane_averages(const std::int16_t* sums, index_t m, const float* divisor,
+                                const float* inverse, S* q) {
     for (index_t k = 0; k < m; ++k) {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + k * 16));
-        const __m256 d = _mm256_broadcast_ss(divisor + 2 * k);
-        const __m256 y = _mm256_broadcast_ss(divisor + 2 * k + 1);
+        const __m256 d = _mm256_broadcast_ss(divisor + k);
+        const __m256 y = _mm256_broadcast_ss(inverse + k);
         auto quotients = [&](__m256 s) { return quotients_by_inverse(s, d, y); };
         const __m256i lo = quotients(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v))));
         const __m256i hi = quotients(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1))));
@@ -135,7 +107,7 @@ inline void short_lane_averages(const std::int16_t* sums, index_t m, const float
 }
 
 // out[i] = round_half_even(sums[i] / d[i]) as one-byte S for i < 16: int16 sums over one
-// divisor each (d, y: lane_divisor's pairs as two arrays), as short_lane_averages divides.
+// divisor each (d, y: Divisors::divisor32 and inverse32), as short_lane_averages divides.
 template <class S>
 inline void averages16_by_inverse(const std::int16_t* sums, const float* d, const float* y, S* out) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums));

@@ -26,9 +26,14 @@ struct JobArgs {
     int workers;
 };
 
+// The plan's divisors in every form (core/rules.hpp's WindowPlan).
 struct AvgArgs : JobArgs {
     const std::int64_t* divisor;
     const double* divisor_real;
+    const float* real32;
+    const float* divisor32;
+    const float* inverse32;
+    bool small_divisors;
 };
 
 struct MaxArgs : JobArgs {

@@ -15,12 +15,23 @@ namespace {
 
 namespace core = ::ovpool::core;
 
+core::Divisors plan_divisors(const AvgArgs& a) {
+    core::Divisors d;
+    d.count = a.divisor;
+    d.real = a.divisor_real;
+    d.real32 = a.real32;
+    d.divisor32 = a.divisor32;
+    d.inverse32 = a.inverse32;
+    d.small_divisors = a.small_divisors;
+    return d;
+}
+
 template <class S>
 class AvgJobImpl final : public Job {
 public:
     explicit AvgJobImpl(const AvgArgs& a)
-        : m_job(static_cast<const S*>(a.x), static_cast<S*>(a.out), a.planes, a.packed, a.divisor,
-                a.divisor_real, a.workers) {}
+        : m_job(static_cast<const S*>(a.x), static_cast<S*>(a.out), a.planes, a.packed,
+                plan_divisors(a), a.workers) {}
     std::ptrdiff_t items() const override { return m_job.items(); }
     void run(std::ptrdiff_t item, int worker) const noexcept override { m_job.run(item, worker); }
 

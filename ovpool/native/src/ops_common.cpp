@@ -253,7 +253,9 @@ JobArgs job_args(const Plan& plan, Storage storage, const void* x, void* out,
 void run_avg(const Plan& plan, Storage storage, const void* x, void* out) {
     if (plan.planes == 0)
         return;
-    const AvgArgs args{job_args(plan, storage, x, out), plan.divisor.data(), plan.divisor_real.data()};
+    const AvgArgs args{job_args(plan, storage, x, out), plan.divisor.data(), plan.divisor_real.data(),
+                       plan.real32.data(), plan.divisor32.data(), plan.inverse32.data(),
+                       plan.small_divisors};
     run_job(*make_job(args), args.workers);
 }
 

@@ -47,6 +47,10 @@ Plan to_plan(core::WindowPlan&& p, const Dims& shape) {
     plan.packed = std::move(p.packed);
     plan.divisor = std::move(p.divisor);
     plan.divisor_real = std::move(p.divisor_real);
+    plan.real32 = std::move(p.real32);
+    plan.divisor32 = std::move(p.divisor32);
+    plan.inverse32 = std::move(p.inverse32);
+    plan.small_divisors = p.small_divisors;
     plan.out_shape = {shape[0], shape[1]};
     plan.out_shape.insert(plan.out_shape.end(), p.output_spatial.begin(), p.output_spatial.end());
     plan.planes = shape[0] * shape[1];

@@ -41,6 +41,9 @@ struct Plan {
     std::vector<std::ptrdiff_t> packed;
     std::vector<std::int64_t> divisor;
     std::vector<double> divisor_real;
+    // The divisors' float32 forms and whether all are below 2^24 (core/rules.hpp's WindowPlan).
+    std::vector<float> real32, divisor32, inverse32;
+    bool small_divisors = false;
     std::vector<std::int64_t> out_shape;  // N, C, spatial...
     std::int64_t planes = 0;              // N * C
     std::int64_t in_elements = 0;
