@@ -672,6 +672,12 @@ _STRIDED_ROWS_AND_EDGE_PICKS = [
     # a block's in one call; then nine taps, more than that call takes, over rows of 19)
     ((1, 1, 8, 30, 56), (3, 6, 2), (1, 2, 3), (1, 2, 0), (3, 2, 0), (3, 1, 2)),
     ((1, 2, 40, 20), (9, 2), (2, 1), (1, 0), (0, 0), 1),
+    # 16-bit floats keyed as they are picked (AVX2 builds): the last rows, whose 16-byte reads
+    # would leave the block, keyed on their own and split into phases; edge windows picked
+    # from the bits (the first), or spread too wide, all rows keyed after the picks (the
+    # second)
+    ((1, 2, 20, 40), (2, 3), (1, 3), 0, (0, 2), 1),
+    ((1, 2, 20, 40), (2, 3), (1, 3), (0, 1), (0, 12), (1, 5)),
 ]
 
 

@@ -514,8 +514,8 @@ class MaxJob {
                 std::int16_t* keys = keys_.get() + worker * per_worker_;
                 std::uint16_t* codes = key_codes_.get() + worker * coded_.scratch();
                 const S* x = x_ + first * g_.in_plane;
+                // (Keyed by the passes as far as they read them.)
                 std::int16_t* wide = keys + per_worker_ - count * g_.in_plane;
-                half_keys(x, wide, count * g_.in_plane);
                 max_planes_coded(static_cast<const std::int16_t*>(wide),
                                  out_ + first * g_.out_plane, first, count, spec_, keys, codes,
                                  coded_, g_, empty_key_, x);

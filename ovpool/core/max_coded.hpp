@@ -71,11 +71,16 @@ constexpr std::int16_t half_nan_key = std::numeric_limits<std::int16_t>::min();
 
 template <class S> constexpr int half_infinity_bits = std::is_same<S, f16>::value ? 0x7c00 : 0x7f80;
 
-template <class S>
-inline std::int16_t half_key(std::uint16_t bits) {
+// The key of the bits of a 16-bit float whose +inf has the bits `infinity`.
+inline std::int16_t half_key_of(std::uint16_t bits, int infinity) {
     const int magnitude = bits & 0x7fff;
     const int key = (bits & 0x8000) != 0 ? -magnitude : magnitude;
-    return static_cast<std::int16_t>(magnitude > half_infinity_bits<S> ? int{half_nan_key} : key);
+    return static_cast<std::int16_t>(magnitude > infinity ? int{half_nan_key} : key);
+}
+
+template <class S>
+inline std::int16_t half_key(std::uint16_t bits) {
+    return half_key_of(bits, half_infinity_bits<S>);
 }
 
 // The value of key k (not 0 nor half_nan_key): magnitude k, sign bit when k < 0.
@@ -84,16 +89,33 @@ inline std::uint16_t half_of_key(std::int16_t k) {
     return static_cast<std::uint16_t>(key < 0 ? (-key) | 0x8000 : key);
 }
 
+// keys[i] = half_key_of(bits[i], infinity) for i in [0, n).
+inline void half_keys_of(const std::uint16_t* bits, std::int16_t* keys, index_t n,
+                         int infinity) {
+    index_t i = 0;
+#if OVPOOL_CORE_HAVE_AVX2
+    i = simd::half_keys16(bits, keys, n, infinity);
+#endif
+    for (; i < n; ++i) keys[i] = half_key_of(bits[i], infinity);
+}
+
 // keys[i] = half_key(x[i]) for i in [0, n).
 template <class S>
 inline void half_keys(const S* x, std::int16_t* keys, index_t n) {
-    index_t i = 0;
-#if OVPOOL_CORE_HAVE_AVX2
-    i = simd::half_keys16(reinterpret_cast<const std::uint16_t*>(x), keys, n,
-                          half_infinity_bits<S>);
-#endif
-    for (; i < n; ++i) keys[i] = half_key<S>(x[i].bits);
+    half_keys_of(reinterpret_cast<const std::uint16_t*>(x), keys, n, half_infinity_bits<S>);
 }
+
+// The 16-bit floats whose keys the tap-code passes read (max_planes_coded on keys): `bits`
+// (null when the pass's input is not made of keys of 16-bit floats, or already keyed) are
+// keyed into `keys`, the pass's input, only as far as a pass reads them there. The last-axis
+// pass of the AVX2 build takes its strided and edge windows' picks straight from the bits,
+// keying only the picked elements (float16 1x1x51x90x56 with indices spent about 190K of
+// its 1.2M instructions a call keying the whole input first).
+struct HalfSource {
+    const std::uint16_t* bits = nullptr;
+    int infinity = 0;
+    std::int16_t* keys = nullptr;
+};
 
 // Rows shorter than this many bytes have their strided windows computed as one flat run.
 constexpr index_t coded_short_run = 128;
@@ -894,17 +916,35 @@ void coded_counted_rows(const Src* x, A* d, U* c, A* run_values, U* run_codes, i
 }
 
 // The pass over the last axis: `rows` rows of x (length W each) into d, c at plan.pitch.
-// run_values / run_codes: plan.run elements (strided and irregular windows only).
+// run_values / run_codes: plan.run elements (strided and irregular windows only). half: the
+// 16-bit floats whose keys x is to hold (half.keys == x), keyed here as far as they are read
+// from x (HalfSource).
 template <class Src, class A, class U>
 void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, index_t rows,
-                     const AxisTable& h, const CodedPlan& plan, A empty_value) {
+                     const AxisTable& h, const CodedPlan& plan, A empty_value,
+                     const HalfSource& half = HalfSource()) {
     const index_t width = h.length, pitch = plan.pitch;
     const index_t place = plan.radix.back();
+    // Rows keyed_from .. rows-1 of x hold their keys (all of them unless half.bits is given);
+    // keys_from(o) makes those of rows o onwards (the paths below read x from a row on).
+    index_t keyed_from = half.bits != nullptr ? rows : 0;
+    auto keys_from = [&](index_t o) {
+        if (o >= keyed_from) return;
+        half_keys_of(half.bits + o * width, half.keys + o * width, (keyed_from - o) * width,
+                     half.infinity);
+        keyed_from = o;
+    };
+#if OVPOOL_CORE_HAVE_AVX2
+    // (Picks straight from the bits: the keys of the 16-bit floats made as they are picked.)
+    const simd::HalfKeys16 key_of(half.infinity);
+    const std::uint16_t* bits = half.bits;
+#endif
     // (Values of four or eight bytes in blocks of coded_edge_rows rows or more go by the edge
     // columns, whose copies cost less for wider values: by the runs, the last-axis pass of
     // int32 62x65 -> 138x108 took 41% more instructions, float64 71x78 -> 167x111 4% more in
     // all.)
     if (plan.counted && (sizeof(A) <= 2 || rows < coded_edge_rows)) {
+        keys_from(0);
         coded_counted_rows(x, d, c, run_values, run_codes, rows, h, plan, place, empty_value);
         return;
     }
@@ -930,11 +970,15 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
             // (16-bit keys: the same by simd::coded_pick_taps16, eight picks of a row at a
             // time, two rows to a vector, rather than one scalar copy a pick: bfloat16 rows
             // of 133, 45 windows three apart.)
-            done = simd::coded_pick_taps16(x, d + h.lo, c + h.lo, rows, n, h.step, width, pitch,
-                                           h.begin[h.lo], index_t{1}, h.dil, std::uint16_t{0},
-                                           rows * width, rows * pitch - h.lo);
+            if (bits != nullptr) {
+                done = simd::coded_pick_taps16(bits, key_of, d + h.lo, c + h.lo, rows, n, h.step,
+                                               width, pitch, h.begin[h.lo], index_t{1}, h.dil,
+                                               std::uint16_t{0}, rows * width,
+                                               rows * pitch - h.lo);
+            }
         }
 #endif
+        keys_from(done);
         for (index_t o = done; o < rows; ++o) {
             const index_t at = o * width + h.begin[h.lo];
             pick_strided(x + at, d + o * pitch + h.lo, n, h.step, rows * width - at,
@@ -958,11 +1002,12 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
             // the phases, 70 picked). (The phases cost less with more taps than that: one
             // vector step per tap and sixteen windows, after the split; bfloat16 rows of 143,
             // windows of five taps two apart, took 1.4x the instructions picked.)
-            if (!plan.in_place && (!plan.phased || h.taps <= std::max<index_t>(2, h.step))) {
-                done = simd::coded_pick_taps16(x, d + h.lo, c + h.lo, rows, h.hi - h.lo, h.step,
-                                               width, pitch, h.begin[h.lo], h.taps, h.dil,
-                                               static_cast<std::uint16_t>(place), rows * width,
-                                               rows * pitch - h.lo);
+            if (bits != nullptr && !plan.in_place &&
+                (!plan.phased || h.taps <= std::max<index_t>(2, h.step))) {
+                done = simd::coded_pick_taps16(bits, key_of, d + h.lo, c + h.lo, rows,
+                                               h.hi - h.lo, h.step, width, pitch, h.begin[h.lo],
+                                               h.taps, h.dil, static_cast<std::uint16_t>(place),
+                                               rows * width, rows * pitch - h.lo);
             }
         }
         if constexpr (sizeof(A) == 1 && std::is_same<Src, A>::value) {
@@ -978,6 +1023,7 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
             }
         }
 #endif
+        keys_from(done);
         if (done < rows && plan.phased) {
             coded_phased_rows(x + done * width, d + done * pitch, c + done * pitch, run_values,
                               rows - done, h, pitch, place, empty_value);
@@ -1016,10 +1062,16 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         // one shuffle a tap for the whole side of a row (simd::coded_edge_picks16), their
         // empty windows after.
         const std::uint16_t code_place = static_cast<std::uint16_t>(place);
-        left_done = simd::coded_edge_picks16(x, d, c, rows, width, pitch, h.begin, h.count,
-                                             h.dil, 0, left, code_place);
-        right_done = simd::coded_edge_picks16(x, d, c, rows, width, pitch, h.begin, h.count,
-                                              h.dil, right, h.out_len, code_place);
+        // (From the keys when the rows are keyed already, else from the bits.)
+        const bool from_keys = keyed_from == 0;
+        const std::uint16_t* edge_bits =
+            from_keys ? reinterpret_cast<const std::uint16_t*>(x) : bits;
+        const simd::HalfKeys16* edge_key_of = from_keys ? nullptr : &key_of;
+        left_done = simd::coded_edge_picks16(edge_bits, edge_key_of, d, c, rows, width, pitch,
+                                             h.begin, h.count, h.dil, 0, left, code_place);
+        right_done = simd::coded_edge_picks16(edge_bits, edge_key_of, d, c, rows, width, pitch,
+                                              h.begin, h.count, h.dil, right, h.out_len,
+                                              code_place);
         for (index_t j : plan.empty_last) {
             if (!(j < left ? left_done : right_done)) continue;
             for (index_t o = 0; o < rows; ++o) {
@@ -1032,6 +1084,7 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
     // (A side done above is an empty range below.)
     if (left_done) left = 0;
     if (right_done) right = h.out_len;
+    if (left > 0 || right < h.out_len) keys_from(0);
     if (rows >= coded_edge_rows) {
         // (The run buffer is free again: the run has been consumed. The columns take at
         // most rows * W elements from its start, the results the edge windows' rows from its
@@ -1406,9 +1459,10 @@ inline void coded_half_shared(S* out, const std::int16_t* key, const U* code,
 // Max-pool planes first .. first + count - 1 (x and out point to the first one's) with
 // indices (spec) through plan, made for blocks of at least `count` planes: the passes run over
 // all of them at once (the rows of consecutive planes are consecutive rows). values and codes
-// each hold plan.scratch() elements. 16-bit floats pooled by their keys (x: half_keys of
-// `source`, A int16, empty_value a key other than 0 and half_nan_key) take their values from
-// the keys and `source` (coded_half_values); otherwise source is unused.
+// each hold plan.scratch() elements. 16-bit floats pooled by their keys (x: a buffer of
+// count * g.in_plane keys, which the last pass makes there from `source` as far as it reads
+// them (HalfSource); A int16, empty_value a key other than 0 and half_nan_key) take their
+// values from the keys and `source` (coded_half_values); otherwise source is unused.
 template <class Src, class S, class A>
 void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const IndexSpec& spec,
                       A* values, tap_code_t<A>* codes, const CodedPlan& plan, const Geometry& g,
@@ -1421,7 +1475,14 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
     A* d = values + plan.run;
     U* c = codes + plan.run;
     index_t rows = count * (g.in_plane / h.length);
-    coded_last_pass(x, d, c, values, codes, rows, h, plan, empty_value);
+    HalfSource half;
+    if constexpr (keyed) {
+        // (x: the keys' buffer, keyed by the last pass as far as it reads it.)
+        half.bits = reinterpret_cast<const std::uint16_t*>(source);
+        half.infinity = half_infinity_bits<S>;
+        half.keys = const_cast<std::int16_t*>(x);  // (the job's keys buffer)
+    }
+    coded_last_pass(x, d, c, values, codes, rows, h, plan, empty_value, half);
     // Axes n-2 .. 0, ping-ponging between the two buffers.
     index_t inner = pitch;
     for (index_t a = n - 2; a >= 0; --a) {

@@ -341,11 +341,22 @@ struct HalfKeys16 {
           inf(_mm256_set1_epi16(static_cast<short>(infinity))),
           nan_key(_mm256_set1_epi16(static_cast<short>(-32768))) {}
     __m256i operator()(const std::uint16_t* bits) const {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits));
+        return of(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bits)));
+    }
+    // The keys of the bits in v (sixteen), and of eight in a 16-byte vector: the magnitude
+    // negated where the sign bit is set (vpsignw, the bits read as int16: negative exactly
+    // then; bits 0 give 0, as the magnitude does), NaNs' set to the NaN key. (Checked
+    // against half_key for all 65536 bits of both types.)
+    __m256i of(__m256i v) const {
         const __m256i magnitude = _mm256_and_si256(v, magnitude_bits);
-        const __m256i negative = _mm256_srai_epi16(v, 15);  // all ones for a negative sign
-        const __m256i key = _mm256_sub_epi16(_mm256_xor_si256(magnitude, negative), negative);
+        const __m256i key = _mm256_sign_epi16(magnitude, v);
         return _mm256_blendv_epi8(key, nan_key, _mm256_cmpgt_epi16(magnitude, inf));
+    }
+    __m128i of(__m128i v) const {
+        const __m128i magnitude = _mm_and_si128(v, _mm256_castsi256_si128(magnitude_bits));
+        const __m128i key = _mm_sign_epi16(magnitude, v);
+        return _mm_blendv_epi8(key, _mm256_castsi256_si128(nan_key),
+                               _mm_cmpgt_epi16(magnitude, _mm256_castsi256_si128(inf)));
     }
 };
 
@@ -562,11 +573,13 @@ inline index_t pick_rows16(const T* from, T* to, index_t rows, index_t n, index_
     }
 }
 
-// The strided windows lo .. hi-1 of rows, straight from the rows' 16-bit keys x (rows
-// `length` apart, window lo's first tap at `first`) into d, c (rows `pitch` apart), eight
-// windows at a time (`groups` of them a row): for each tap t, the elements first + t * dil,
-// + S, + 2S, ... gathered into one 16-byte vector by byte shuffles (as pick_rows16_blocks
-// picks), then combined as coded_taps16 combines taps (a later tap replaces only when
+// The strided windows lo .. hi-1 of rows, straight from the rows of 16-bit floats `bits`
+// (rows `length` apart, window lo's first tap at `first`) into keys d and codes c (rows
+// `pitch` apart), eight windows at a time (`groups` of them a row): for each tap t, the
+// elements first + t * dil, + S, + 2S, ... gathered into one 16-byte vector by byte shuffles
+// (as pick_rows16_blocks picks) and turned into their keys there (key_of: only the picked
+// elements are keyed, where keying the whole input first cost about as much as the picks;
+// lanes past the windows hold some element's key), then combined as coded_taps16 combines taps (a later tap replaces only when
 // larger; its code t * place). One vector step per tap and eight windows, rather than every
 // stride-1 window of the row computed and then picked, or the row split into its phases
 // (max_coded.hpp's coded_last_pass). Rows while their reads stay below `readable` and their
@@ -576,7 +589,7 @@ inline index_t pick_rows16(const T* from, T* to, index_t rows, index_t n, index_
 // dil) for t = 0 .. taps-1, combined as coded_taps16 combines taps: a later tap replaces
 // only when larger, its code t * place (step: place in every lane).
 template <class V, class Pick>
-inline void picked_taps16(const Pick& pick, const std::int16_t* row, index_t taps, index_t dil,
+inline void picked_taps16(const Pick& pick, const std::uint16_t* row, index_t taps, index_t dil,
                           V step, V* best, V* code) {
     constexpr bool wide = sizeof(V) == 32;
     V b = pick(row), c{}, add{};  // (V{}: zeros)
@@ -599,9 +612,10 @@ inline void picked_taps16(const Pick& pick, const std::int16_t* row, index_t tap
 }
 
 template <int S, int Blocks>
-inline index_t coded_pick_taps16_blocks(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
-                                        index_t rows, index_t groups, index_t length,
-                                        index_t pitch, index_t first, index_t taps, index_t dil,
+inline index_t coded_pick_taps16_blocks(const std::uint16_t* x, const HalfKeys16& key_of,
+                                        std::int16_t* d, std::uint16_t* c, index_t rows,
+                                        index_t groups, index_t length, index_t pitch,
+                                        index_t first, index_t taps, index_t dil,
                                         std::uint16_t place, index_t readable, index_t writable) {
     static_assert(Blocks >= 1 && Blocks <= S, "picks within the S blocks of eight groups");
     __m128i mask[Blocks];
@@ -614,20 +628,20 @@ inline index_t coded_pick_taps16_blocks(const std::int16_t* x, std::int16_t* d, 
     if (readable < reach || writable < wide) return 0;
     const index_t count =
         std::min({rows, (readable - reach) / length + 1, (writable - wide) / pitch + 1});
-    auto pick = [&](const std::int16_t* at) {
+    auto pick = [&](const std::uint16_t* at) {
         __m128i picks = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)), mask[0]);
         for (int v = 1; v < Blocks; ++v) {
             picks = _mm_or_si128(picks, _mm_shuffle_epi8(_mm_loadu_si128(
                 reinterpret_cast<const __m128i*>(at + 8 * v)), mask[v]));
         }
-        return picks;
+        return key_of.of(picks);
     };
     // Two rows at a time in the halves of 256-bit vectors (the shuffles work within each
     // half), then a last one on its own.
     __m256i mask2[Blocks];
     for (int v = 0; v < Blocks; ++v) mask2[v] = _mm256_broadcastsi128_si256(mask[v]);
-    auto pick2 = [&](const std::int16_t* at) {
-        auto rows2 = [&](const std::int16_t* p) {
+    auto pick2 = [&](const std::uint16_t* at) {
+        auto rows2 = [&](const std::uint16_t* p) {
             return _mm256_inserti128_si256(
                 _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + length)), 1);
@@ -636,7 +650,7 @@ inline index_t coded_pick_taps16_blocks(const std::int16_t* x, std::int16_t* d, 
         for (int v = 1; v < Blocks; ++v) {
             picks = _mm256_or_si256(picks, _mm256_shuffle_epi8(rows2(at + 8 * v), mask2[v]));
         }
-        return picks;
+        return key_of.of(picks);
     };
     const __m256i step2 = _mm256_set1_epi16(static_cast<short>(place));
     index_t o = 0;
@@ -672,25 +686,25 @@ inline index_t coded_pick_taps16_blocks(const std::int16_t* x, std::int16_t* d, 
 }
 
 template <int S>
-inline index_t coded_pick_taps16_step(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
-                                      index_t rows, index_t n, index_t length, index_t pitch,
+inline index_t coded_pick_taps16_step(const std::uint16_t* x, const HalfKeys16& key_of,
+                                      std::int16_t* d, std::uint16_t* c, index_t rows, index_t n, index_t length, index_t pitch,
                                       index_t first, index_t taps, index_t dil,
                                       std::uint16_t place, index_t readable, index_t writable) {
     // (More than eight windows: whole groups of eight, each S blocks wide.)
     if (n > 8) {
-        return coded_pick_taps16_blocks<S, S>(x, d, c, rows, (n + 7) / 8, length, pitch, first,
+        return coded_pick_taps16_blocks<S, S>(x, key_of, d, c, rows, (n + 7) / 8, length, pitch, first,
                                               taps, dil, place, readable, writable);
     }
     switch ((n - 1) * S / 8) {
         case 0:
-            return coded_pick_taps16_blocks<S, 1>(x, d, c, rows, 1, length, pitch, first, taps,
+            return coded_pick_taps16_blocks<S, 1>(x, key_of, d, c, rows, 1, length, pitch, first, taps,
                                                   dil, place, readable, writable);
         case 1:
-            return coded_pick_taps16_blocks<S, 2>(x, d, c, rows, 1, length, pitch, first, taps,
+            return coded_pick_taps16_blocks<S, 2>(x, key_of, d, c, rows, 1, length, pitch, first, taps,
                                                   dil, place, readable, writable);
         default:
             if constexpr (S >= 3) {
-                return coded_pick_taps16_blocks<S, S>(x, d, c, rows, 1, length, pitch, first,
+                return coded_pick_taps16_blocks<S, S>(x, key_of, d, c, rows, 1, length, pitch, first,
                                                       taps, dil, place, readable, writable);
             }
             return 0;
@@ -699,19 +713,21 @@ inline index_t coded_pick_taps16_step(const std::int16_t* x, std::int16_t* d, st
 
 // coded_pick_taps16_blocks for steps 2 to 8, n >= 1 windows a row, taps >= 1 (other cases:
 // 0 rows).
-inline index_t coded_pick_taps16(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+inline index_t coded_pick_taps16(const std::uint16_t* x, const HalfKeys16& key_of,
+                                 std::int16_t* d, std::uint16_t* c,
                                  index_t rows, index_t n, index_t step, index_t length,
                                  index_t pitch, index_t first, index_t taps, index_t dil,
                                  std::uint16_t place, index_t readable, index_t writable) {
     if (n < 1 || taps < 1) return 0;
     return with_constant<2, 8>(step, [&](auto s) {
-        return coded_pick_taps16_step<decltype(s)::value>(x, d, c, rows, n, length, pitch, first,
+        return coded_pick_taps16_step<decltype(s)::value>(x, key_of, d, c, rows, n, length, pitch, first,
                                                           taps, dil, place, readable, writable);
     });
 }
 
-// The last-axis windows first .. last-1 of each of `rows` rows of 16-bit keys x (rows `width`
-// apart) into d, c (rows `pitch` apart), straight from the rows: every tap of the windows
+// The last-axis windows first .. last-1 of each of `rows` rows of 16-bit floats x (rows
+// `width` apart, keyed by *key_of as they are read; key_of null: x holds keys already) into
+// keys d and codes c (rows `pitch` apart), straight from the rows: every tap of the windows
 // within eight consecutive elements, so that for each tap t one byte shuffle of the row's
 // 16-byte load gives the lanes of windows at .. at + 7 their tap t (a window of fewer taps
 // its last one again, which cannot replace itself), combined as coded_taps16 combines taps;
@@ -722,7 +738,8 @@ inline index_t coded_pick_taps16(const std::int16_t* x, std::int16_t* d, std::ui
 // are left to the caller. Returns false, doing nothing, when the windows do not fit so
 // (width or pitch below eight, more than eight windows, taps spread over more than eight
 // elements, more than 16 taps).
-inline bool coded_edge_picks16(const std::int16_t* x, std::int16_t* d, std::uint16_t* c,
+inline bool coded_edge_picks16(const std::uint16_t* x, const HalfKeys16* key_of,
+                               std::int16_t* d, std::uint16_t* c,
                                index_t rows, index_t width, index_t pitch, const index_t* begin,
                                const index_t* count, index_t dil, index_t first, index_t last,
                                std::uint16_t place) {
@@ -758,9 +775,10 @@ inline bool coded_edge_picks16(const std::int16_t* x, std::int16_t* d, std::uint
         mask[t] = _mm_load_si128(reinterpret_cast<const __m128i*>(masks[t]));
     }
     const __m128i step = _mm_set1_epi16(static_cast<short>(place));
-    const std::int16_t* row = x + from;
+    const std::uint16_t* row = x + from;
     for (index_t o = 0; o < rows; ++o, row += width) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row));
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row));
+        if (key_of != nullptr) v = key_of->of(v);
         __m128i best = _mm_shuffle_epi8(v, mask[0]), code = _mm_setzero_si128(), add = code;
         for (index_t t = 1; t < taps; ++t) {
             const __m128i value = _mm_shuffle_epi8(v, mask[t]);
