@@ -697,6 +697,45 @@ def test_strided_rows_and_edge_picks_keep_their_bits(monkeypatch):
     _assert_16bit_cases_keep_their_bits(monkeypatch, _STRIDED_ROWS_AND_EDGE_PICKS, 109)
 
 
+# Last-axis edge windows of int8 / uint8 with indices in blocks of 16 rows or more, whose
+# taps lie within sixteen elements: one byte shuffle a tap for a side of two rows (AVX2
+# builds), next to sides that do not fit (more than sixteen windows, taps spread wider, rows
+# shorter than sixteen) and blocks of an odd number of rows (the last row on its own); empty
+# edge windows; stride 1 (the run in place), strides 2 and 3 (the picks), dilated windows.
+# (shape, kernel, strides, pads_begin, pads_end, dilations)
+_BYTE_EDGE_PICKS = [
+    ((2, 3, 23, 53), (6, 5), (1, 2), (5, 4), (5, 4), (2, 2)),  # the sweep's #156 in small
+    ((1, 3, 17, 40), (2, 4), 1, (0, 3), (1, 3), (1, 2)),       # stride 1: in place
+    ((1, 2, 21, 24), (2, 2), (2, 1), (1, 6), (0, 6), (1, 5)),  # empty edge windows each side
+    ((2, 3, 18, 61), (3, 4), (2, 3), (1, 2), (1, 3), (1, 3)),
+    ((1, 2, 21, 40), (3, 20), (2, 1), (1, 1), (1, 19), 1),     # nineteen right edge windows
+    ((1, 2, 19, 50), (2, 6), (1, 2), (0, 10), (0, 10), (1, 4)),  # taps spread over 21
+    ((1, 2, 30, 12), (2, 3), (1, 2), (0, 1), (0, 1), 1),       # rows of 12
+]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_byte_edge_picks_match_the_oracle(dtype):
+    """_BYTE_EDGE_PICKS against the oracle: values, int64 and int32 indices, across planes and
+    within them; ties (small integers)."""
+    _assert_cases_match(_BYTE_EDGE_PICKS, dtype, 113)
+
+
+@pytest.mark.skipif(_avx2_build() is None, reason="no AVX2 kernel build for this CPU/platform")
+@pytest.mark.usefixtures("max_passes_on_small_planes")
+def test_byte_edge_picks_keep_their_bits(monkeypatch):
+    """_BYTE_EDGE_PICKS on random int8 / uint8 values: the same values and indices from both
+    builds."""
+    rng = np.random.default_rng(127)
+    xs = [(rng.integers(-128 if t == np.int8 else 0, 128 if t == np.int8 else 256,
+                        size=case[0]).astype(t), case)
+          for t in (np.int8, np.uint8) for case in _BYTE_EDGE_PICKS]
+    _assert_builds_agree_bitwise(monkeypatch, lambda: [
+        ovpool.max_pool(x, k, s, pb, pe, d, rounding_type="ceil_torch", index_element_type=i)
+        for x, (_, k, s, pb, pe, d) in xs for i in ("i64", "i32")])
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_tap_code_table_indices_match_the_oracle(dtype):
     """One-byte values whose tap codes are looked up in a table (the winner's offset does not

@@ -1060,7 +1060,7 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
     if constexpr (std::is_same<Src, std::int16_t>::value && std::is_same<A, std::int16_t>::value) {
         // 16-bit keys: each side's edge windows, when their taps lie within eight elements,
         // one shuffle a tap for the whole side of a row (simd::coded_edge_picks16), their
-        // empty windows after.
+        // empty windows below.
         const std::uint16_t code_place = static_cast<std::uint16_t>(place);
         // (From the keys when the rows are keyed already, else from the bits.)
         const bool from_keys = keyed_from == 0;
@@ -1072,12 +1072,27 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
         right_done = simd::coded_edge_picks16(edge_bits, edge_key_of, d, c, rows, width, pitch,
                                               h.begin, h.count, h.dil, right, h.out_len,
                                               code_place);
-        for (index_t j : plan.empty_last) {
-            if (!(j < left ? left_done : right_done)) continue;
-            for (index_t o = 0; o < rows; ++o) {
-                d[o * pitch + j] = empty_value;
-                c[o * pitch + j] = 0;
-            }
+    }
+    if constexpr (sizeof(A) == 1 && std::is_same<Src, A>::value) {
+        // 1-byte values: the same, sixteen windows to a shuffle, two rows to a vector
+        // (simd::coded_edge_picks_bytes), for blocks of rows the edge columns would take
+        // (fewer rows go window by window below, at a few instructions a tap): int8 rows of
+        // 53, two edge windows a side of three and four taps two apart, took about 90
+        // instructions a row through the columns' 32x16 transposes in and out.
+        if (rows >= coded_edge_rows) {
+            const std::uint8_t code_place = static_cast<std::uint8_t>(place);
+            left_done = simd::coded_edge_picks_bytes(x, d, c, rows, width, pitch, h.begin,
+                                                     h.count, h.dil, 0, left, code_place);
+            right_done = simd::coded_edge_picks_bytes(x, d, c, rows, width, pitch, h.begin,
+                                                      h.count, h.dil, right, h.out_len,
+                                                      code_place);
+        }
+    }
+    for (index_t j : plan.empty_last) {
+        if (!(j < left ? left_done : right_done)) continue;
+        for (index_t o = 0; o < rows; ++o) {
+            d[o * pitch + j] = empty_value;
+            c[o * pitch + j] = 0;
         }
     }
 #endif

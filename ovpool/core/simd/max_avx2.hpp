@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../config.hpp"
@@ -725,6 +726,32 @@ inline index_t coded_pick_taps16(const std::uint16_t* x, const HalfKeys16& key_o
     });
 }
 
+// Where the last-axis windows first .. last-1 of rows `width` long (results `pitch` apart)
+// fit one vector of `lanes` elements for coded_edge_picks16 / coded_edge_picks_bytes: the
+// first element read (*from), the first entry written (*at) and the most taps of a window
+// (*taps; 0: empty windows only). false when they do not fit (width or pitch below lanes,
+// more than lanes windows, taps spread over more than lanes elements, more than
+// most_edge_taps taps).
+constexpr index_t most_edge_taps = 16;
+
+inline bool edge_picks_fit(index_t width, index_t pitch, const index_t* begin,
+                           const index_t* count, index_t dil, index_t first, index_t last,
+                           index_t lanes, index_t* from, index_t* at, index_t* taps) {
+    if (first >= last || width < lanes || pitch < lanes || last - first > lanes) return false;
+    index_t lo = width, hi = 0;
+    *taps = 0;
+    for (index_t j = first; j < last; ++j) {
+        if (count[j] == 0) continue;
+        lo = std::min(lo, begin[j]);
+        hi = std::max(hi, begin[j] + (count[j] - 1) * dil + 1);
+        *taps = std::max(*taps, count[j]);
+    }
+    if (*taps == 0) return true;
+    *from = std::min(lo, width - lanes);
+    *at = std::min(first, pitch - lanes);
+    return *taps <= most_edge_taps && hi - *from <= lanes;
+}
+
 // The last-axis windows first .. last-1 of each of `rows` rows of 16-bit floats x (rows
 // `width` apart, keyed by *key_of as they are read; key_of null: x holds keys already) into
 // keys d and codes c (rows `pitch` apart), straight from the rows: every tap of the windows
@@ -743,20 +770,12 @@ inline bool coded_edge_picks16(const std::uint16_t* x, const HalfKeys16* key_of,
                                index_t rows, index_t width, index_t pitch, const index_t* begin,
                                const index_t* count, index_t dil, index_t first, index_t last,
                                std::uint16_t place) {
-    constexpr index_t most_taps = 16;
-    if (first >= last || width < 8 || pitch < 8 || last - first > 8) return false;
-    index_t lo = width, hi = 0, taps = 0;
-    for (index_t j = first; j < last; ++j) {
-        if (count[j] == 0) continue;
-        lo = std::min(lo, begin[j]);
-        hi = std::max(hi, begin[j] + (count[j] - 1) * dil + 1);
-        taps = std::max(taps, count[j]);
+    constexpr index_t most_taps = most_edge_taps;
+    index_t from = 0, at = 0, taps = 0;  // (first element read, first entry written)
+    if (!edge_picks_fit(width, pitch, begin, count, dil, first, last, 8, &from, &at, &taps)) {
+        return false;
     }
     if (taps == 0) return true;  // (empty windows only)
-    if (taps > most_taps) return false;
-    const index_t from = std::min(lo, width - 8);  // first element read
-    const index_t at = std::min(first, pitch - 8);  // first entry written
-    if (hi - from > 8) return false;
     alignas(16) std::uint8_t masks[most_taps][16];
     alignas(16) std::uint16_t lanes[8];
     for (index_t l = 0; l < 8; ++l) {
@@ -1129,27 +1148,40 @@ inline void byte_pick_table(const index_t* begin, const index_t* count, index_t 
     picks->clear();
     groups->clear();
     if (out_len < 16) return;
-    for (index_t g = 0; g * 16 < out_len; ++g) {
+    const index_t group_count = (out_len + 15) / 16;
+    groups->reserve(static_cast<std::size_t>(group_count + 1));
+    // (About two blocks a run and group for windows a few elements apart: one allocation.)
+    picks->reserve(static_cast<std::size_t>(group_count * 8));
+    // A group's latest BytePick of each run (block `latest_at[run]`, entry latest[run]): the
+    // windows' first taps rarely go back, so a window's block is mostly its run's latest, or
+    // a new one. (Where a first tap does go back to an earlier block, that block gets a
+    // second BytePick: its picks ORed in twice, the same bytes.)
+    std::vector<index_t> latest, latest_at;
+    for (index_t g = 0; g < group_count; ++g) {
         groups->push_back(static_cast<index_t>(picks->size()));
         const index_t s = std::min(16 * g, out_len - 16);
         index_t low = -1;
         for (index_t j = s; j < s + 16; ++j) {
             if (count[j] > 0 && (low < 0 || begin[j] < low)) low = begin[j];
         }
-        const std::size_t first = picks->size();
+        latest_at.assign(latest_at.size(), -1);
         for (index_t j = s; j < s + 16; ++j) {
             if (count[j] == 0) continue;
             const index_t run = count[j] - count_min, at = low + (begin[j] - low) / 16 * 16;
-            std::size_t e = first;
-            while (e < picks->size() && ((*picks)[e].run != run || (*picks)[e].at != at)) ++e;
-            if (e == picks->size()) {
+            if (run >= static_cast<index_t>(latest.size())) {
+                latest.resize(static_cast<std::size_t>(run + 1), 0);
+                latest_at.resize(static_cast<std::size_t>(run + 1), -1);
+            }
+            if (latest_at[run] != at) {
                 BytePick pick;
                 pick.run = run;
                 pick.at = at;
                 std::memset(pick.mask, 0x80, sizeof(pick.mask));
+                latest[run] = static_cast<index_t>(picks->size());
+                latest_at[run] = at;
                 picks->push_back(pick);
             }
-            (*picks)[e].mask[j - s] = static_cast<std::uint8_t>(begin[j] - at);
+            (*picks)[latest[run]].mask[j - s] = static_cast<std::uint8_t>(begin[j] - at);
         }
     }
     groups->push_back(static_cast<index_t>(picks->size()));
@@ -1588,8 +1620,10 @@ inline void held_byte_masks(__m256i* mask, index_t taps, index_t blocks, index_t
 }
 
 // The taps of sixteen windows (V = __m128i; two rows' sixteen: __m256i) from their held
-// blocks, combined as picked_taps_bytes combines them.
-template <class T, int Blocks, class V>
+// blocks, combined as picked_taps_bytes combines them. Taps > 0: the tap count as a constant
+// (the loop unrolled: each tap its shuffles, ORs, a max, a compare and a blend, not also the
+// loop's counter, mask pointer and branch); 0: `taps`.
+template <class T, int Blocks, int Taps, class V>
 inline void held_taps_bytes(const V* block, const __m256i* mask, const __m256i* adds,
                             index_t taps, V* best, V* code) {
     auto half = [](__m256i m) -> V {
@@ -1606,7 +1640,9 @@ inline void held_taps_bytes(const V* block, const __m256i* mask, const __m256i* 
         return p;
     };
     V b = picks(0), c{};  // (V{}: zeros)
-    for (index_t t = 1; t < taps; ++t) {
+    const index_t count = Taps > 0 ? Taps : taps;
+#pragma GCC unroll 8
+    for (index_t t = 1; t < count; ++t) {
         const V next = max_bytes<T>(b, picks(t));
         c = bytes_blend(half(adds[t]), c, bytes_equal(next, b));
         b = next;
@@ -1615,7 +1651,7 @@ inline void held_taps_bytes(const V* block, const __m256i* mask, const __m256i* 
     *code = c;
 }
 
-template <class T, int Blocks>
+template <class T, int Blocks, int Taps>
 inline index_t coded_pick_taps_bytes_held(const T* x, T* d, std::uint8_t* c, index_t rows,
                                           index_t groups, index_t length, index_t pitch,
                                           index_t first, index_t step, index_t taps,
@@ -1641,7 +1677,7 @@ inline index_t coded_pick_taps_bytes_held(const T* x, T* d, std::uint8_t* c, ind
             const T* at = x + o * length + first + g * 16 * step;
             __m256i block[Blocks], best, code;
             for (int b = 0; b < Blocks; ++b) block[b] = two_rows_bytes(at + 16 * b, length);
-            held_taps_bytes<T, Blocks>(block, mask, adds, taps, &best, &code);
+            held_taps_bytes<T, Blocks, Taps>(block, mask, adds, taps, &best, &code);
             store_two_rows(d + o * pitch + 16 * g, c + o * pitch + 16 * g, pitch, best, code);
         }
     }
@@ -1650,7 +1686,7 @@ inline index_t coded_pick_taps_bytes_held(const T* x, T* d, std::uint8_t* c, ind
             const T* at = x + o * length + first + g * 16 * step;
             __m128i block[Blocks], best, code;
             for (int b = 0; b < Blocks; ++b) block[b] = load_bytes<__m128i>(at + 16 * b);
-            held_taps_bytes<T, Blocks>(block, mask, adds, taps, &best, &code);
+            held_taps_bytes<T, Blocks, Taps>(block, mask, adds, taps, &best, &code);
             store_bytes(d + o * pitch + 16 * g, best);
             store_bytes(c + o * pitch + 16 * g, code);
         }
@@ -1673,16 +1709,103 @@ inline index_t coded_pick_taps_bytes(const T* x, T* d, std::uint8_t* c, index_t 
     const index_t blocks = (span + 15) / 16;
     if (step >= 2 && step <= 8 && taps <= max_held_byte_taps && blocks <= max_held_byte_blocks &&
         blocks <= 2 * step) {
+        // (Blocks and, up to max_constant_byte_taps, taps as constants.)
         return with_constant<1, max_held_byte_blocks>(blocks, [&](auto b) {
-            return coded_pick_taps_bytes_held<T, decltype(b)::value>(
-                x, d, c, rows, groups, length, pitch, first, step, taps, dil, place, readable,
-                writable);
+            return with_byte_taps(taps, [&](auto k) {
+                return coded_pick_taps_bytes_held<T, decltype(b)::value, decltype(k)::value>(
+                    x, d, c, rows, groups, length, pitch, first, step, taps, dil, place,
+                    readable, writable);
+            });
         });
     }
     return with_constant<2, 8>(step, [&](auto s) {
         return coded_pick_taps_bytes_step<T, decltype(s)::value>(
             x, d, c, rows, n, length, pitch, first, taps, dil, place, readable, writable);
     });
+}
+
+// The rows of coded_edge_picks_bytes, Taps taps (a constant; 0: `taps`): two rows to a
+// 256-bit vector (the shuffles work within each half), a last one on its own.
+template <class T, int Taps>
+inline void coded_edge_picks_bytes_taps(const T* row, T* d, std::uint8_t* c, index_t rows,
+                                        index_t width, index_t pitch, const __m256i* mask,
+                                        const __m256i* adds, index_t taps, __m256i group) {
+    const index_t count = Taps > 0 ? Taps : taps;
+    auto combine = [&](auto v, auto half) {
+        auto best = bytes_shuffle(v, half(mask[0]));
+        decltype(best) code{};  // (zeros)
+#pragma GCC unroll 8
+        for (index_t t = 1; t < count; ++t) {
+            const auto next = max_bytes<T>(best, bytes_shuffle(v, half(mask[t])));
+            code = bytes_blend(half(adds[t]), code, bytes_equal(next, best));
+            best = next;
+        }
+        return std::make_pair(best, code);
+    };
+    auto whole = [](__m256i m) { return m; };
+    auto low = [](__m256i m) { return _mm256_castsi256_si128(m); };
+    index_t o = 0;
+    for (; o + 2 <= rows; o += 2, row += 2 * width, d += 2 * pitch, c += 2 * pitch) {
+        const auto [best, code] = combine(two_rows_bytes(row, width), whole);
+        const __m256i values = _mm256_blendv_epi8(two_rows_bytes(d, pitch), best, group);
+        const __m256i codes = _mm256_blendv_epi8(two_rows_bytes(c, pitch), code, group);
+        store_two_rows(d, c, pitch, values, codes);
+    }
+    if (o < rows) {
+        const auto [best, code] = combine(load_bytes<__m128i>(row), low);
+        store_bytes(d, _mm_blendv_epi8(load_bytes<__m128i>(d), best, low(group)));
+        store_bytes(c, _mm_blendv_epi8(load_bytes<__m128i>(c), code, low(group)));
+    }
+}
+
+// The last-axis windows first .. last-1 of each of `rows` rows of 1-byte values x (rows
+// `width` apart) into d, c (rows `pitch` apart): coded_edge_picks16 for bytes. Every tap of
+// the windows lies within sixteen consecutive elements, so for each tap t one byte shuffle of
+// the row's 16-byte load gives the lanes of windows at .. at + 15 their tap t (a window of
+// fewer taps its last one again, which cannot replace the maximum it is part of), combined as
+// coded_taps_bytes combines taps; the lanes are blended into the entries already there, two
+// rows to a 256-bit vector. One vector step a tap for a side's edge windows of two rows,
+// where their columns went through 32x16 transposes in and out (values and codes). Empty
+// windows are left to the caller. Returns false, doing nothing, when the windows do not fit
+// so (width or pitch below sixteen, more than sixteen windows, taps spread over more than
+// sixteen elements, more than sixteen taps).
+template <class T>
+inline bool coded_edge_picks_bytes(const T* x, T* d, std::uint8_t* c, index_t rows,
+                                   index_t width, index_t pitch, const index_t* begin,
+                                   const index_t* count, index_t dil, index_t first,
+                                   index_t last, std::uint8_t place) {
+    static_assert(sizeof(T) == 1, "1-byte values");
+    constexpr index_t most_taps = most_edge_taps;
+    index_t from = 0, at = 0, taps = 0;  // (first element read, first entry written)
+    if (!edge_picks_fit(width, pitch, begin, count, dil, first, last, 16, &from, &at, &taps)) {
+        return false;
+    }
+    if (taps == 0) return true;  // (empty windows only)
+    alignas(16) std::uint8_t masks[most_taps][16];
+    alignas(16) std::uint8_t lanes[16];
+    for (index_t l = 0; l < 16; ++l) {
+        const index_t j = at + l;
+        const bool kept = j >= first && j < last && count[j] > 0;
+        lanes[l] = kept ? 0xff : 0;
+        for (index_t t = 0; t < taps; ++t) {
+            masks[t][l] = static_cast<std::uint8_t>(
+                kept ? begin[j] + std::min(t, count[j] - 1) * dil - from : 0);
+        }
+    }
+    __m256i mask[most_taps], adds[most_taps];
+    for (index_t t = 0; t < taps; ++t) {
+        mask[t] = _mm256_broadcastsi128_si256(
+            _mm_load_si128(reinterpret_cast<const __m128i*>(masks[t])));
+        adds[t] = bytes_all<__m256i>(
+            static_cast<std::uint8_t>(static_cast<std::uint32_t>(t) * place));
+    }
+    const __m256i group =
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lanes)));
+    with_byte_taps(taps, [&](auto k) {
+        coded_edge_picks_bytes_taps<T, decltype(k)::value>(x + from, d + at, c + at, rows, width,
+                                                           pitch, mask, adds, taps, group);
+    });
+    return true;
 }
 
 // columns[(k - lo) * rows + o] = x[o * width + k] for k in [lo, hi) and the rows o below
