@@ -5,8 +5,9 @@ rows, windows strided along rows summed eight rows at a time in columns
 (simd/avg_columns_avx2.hpp: float32 sums of float32 / float16 / bfloat16 rows, int32 sums
 of int8 / uint8 rows and of int32 partial sums; groups of
 eight rows and a last group of fewer, rows longer than the columns held at once, wide
-dilations), int8 / uint8 rows strided 2 to 4 apart summed eight windows at a time from
-16-byte loads, runs of 16 summed in registers, five to eight int32 runs in one sweep,
+dilations), float windows of one to four taps strided 2 to 4 apart summed eight windows at
+a time from blends or shuffles of each tap's loads, int8 / uint8 rows strided 2 to 4 apart
+summed eight windows at a time from 16-byte loads, runs of 16 summed in registers, five to eight int32 runs in one sweep,
 float16 / bfloat16 averages narrowed eight at a time, and int64 inputs summed in int32 when
 their range allows. Each must give the oracle's values and the same bits in both kernel
 builds and on any thread count.
@@ -447,3 +448,59 @@ def test_subsample_axes_first_keep_their_bits(monkeypatch, case):
         lambda x: [ovpool.avg_pool(x, kernel, strides, 0, 0, dilations, exclude_pad=e)
                    for e in (True, False)],
         shape, 101, (np.float16, ml_dtypes.bfloat16, np.float32))
+
+
+# Float windows strided 2 to 4 apart along rows, of one to four taps, summed eight windows at
+# a time from each tap's loads gathered by blends or shuffles (simd/avg_strided_avx2.hpp, AVX2
+# builds): padding at the row's start and end (edge groups whose taps outside the row add +0),
+# rows whose windows are not a multiple of eight (the last group overlapping), exactly eight
+# windows, dilations, and first and last rows whose loads would leave the block (summed
+# window by window). 16-bit rows take it for no more taps than the stride (the others, and
+# longer windows, keep the columns).
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding)
+FLOAT_STRIDED = [
+    ((1, 2, 23, 50), (2, 1), (1, 2), (0, 0), (0, 0), (1, 1), "floor"),
+    ((1, 2, 30, 101), (1, 2), (1, 2), (0, 1), (0, 1), (1, 3), "ceil"),
+    ((1, 2, 25, 61), (2, 3), (1, 3), (0, 2), (1, 2), (1, 1), "ceil"),
+    ((1, 3, 20, 51), (3, 3), (2, 4), (1, 1), (1, 1), (1, 3), "floor"),
+    ((1, 2, 17, 100), (1, 4), (1, 3), (0, 3), (0, 1), (1, 1), "ceil"),
+    ((1, 1, 13, 64), (3, 4), (1, 4), (1, 3), (1, 3), (1, 1), "ceil"),
+    ((3, 4, 16), (2,), (2,), (0,), (0,), (1,), "floor"),
+    ((1, 1, 30), (3,), (3,), (2,), (2,), (1,), "ceil"),
+    ((2, 3, 95), (4,), (2,), (3,), (1,), (2,), "ceil"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("case", FLOAT_STRIDED)
+def test_strided_float_rows_match_the_oracle(dtype, case):
+    """Sums that are exact, with -0, NaN and infinities: the oracle's averages under both
+    divisor rules."""
+    shape, kernel, strides, begin, end, dil, rounding = case
+    rng = np.random.default_rng(89)
+    x = rng.integers(-8, 9, size=shape).astype(_dtype(dtype))
+    x[x == 0] = -0.0
+    x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
+    x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+    for exclude_pad in (True, False):
+        args = (kernel, strides, begin, end, dil)
+        assert_same_averages(
+            ovpool.avg_pool(x, *args, exclude_pad=exclude_pad, rounding_type=rounding),
+            ref_avg_pool(x, *args, exclude_pad=exclude_pad, rounding_type=rounding))
+
+
+@pytest.mark.parametrize("case", FLOAT_STRIDED)
+def test_strided_float_rows_keep_their_bits(monkeypatch, case):
+    """Random values (sums that round, -0): the bits of the baseline's window-by-window sums,
+    each plane those of the plane alone, on one or two threads."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    import ml_dtypes
+    shape, kernel, strides, begin, end, dil, rounding = case
+
+    def pool_all(x):
+        return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=exclude_pad,
+                                rounding_type=rounding) for exclude_pad in (True, False)]
+
+    _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, 97,
+                                          (np.float16, ml_dtypes.bfloat16, np.float32))

@@ -28,6 +28,7 @@
 #include "max.hpp"
 #include "simd/average_avx2.hpp"
 #include "simd/avg_columns_avx2.hpp"
+#include "simd/avg_strided_avx2.hpp"
 #include "simd/short_lanes_avx2.hpp"
 
 namespace ovpool {
@@ -667,6 +668,18 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         return;
     }
 #if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<A, float>::value && simd::has_columns<Src, A>) {
+        // Float windows 2 to 4 apart: eight windows of a row at a time, each tap's elements
+        // gathered by a blend or shuffle of its loads (simd/avg_strided_avx2.hpp), rather
+        // than eight rows transposed into columns and back.
+        if (simd::strided_suit<Src>(w)) {
+            simd::strided_last_axis(src, dst, w, outer,
+                                    [&](const Src* row, A* out, index_t j0, index_t j1) {
+                                        sum_windows(row, out, w.begin, w.count, j0, j1, w.dil);
+                                    });
+            return;
+        }
+    }
     if constexpr (simd::has_prefix_columns16<Src, A>) {
         // int16 sums of irregular (adaptive) windows: sixteen rows at a time, each window the
         // difference of two running sums (simd/avg_columns_avx2.hpp), from four rows on as
