@@ -623,18 +623,26 @@ void lane_pair_averages(const A* block, A* work, A* staged, A* sums, index_t str
         // -0 + 0 is +0 in both; a nonzero exact product keeps its sign through the one
         // rounding, as (a + b) + 0 == a + b does through the product. Two instructions an
         // output fewer, and the inverse broadcast from one table rather than read as lanes.
+        // A one-tap window skips the zero row: a * 2^-shift + 0 is (a + 0) * 2^-shift + 0 (a
+        // and a + 0 differ only for a = -0, whose product the + 0 makes +0 either way, and a
+        // NaN keeps its payload through both), so a load fewer and an addition fewer.
         const __m256 zero = _mm256_setzero_ps();
         for (index_t o = 0; o < outer; ++o) {
             const float* s = src + o * w.length * L;
-            for (index_t j = 0; j < rows; ++j, ++k) {
+            float* out = staged + k * L;
+            const std::int64_t* d = divisor + k;
+            for (index_t j = 0; j < rows; ++j, out += L) {
                 const float* a = s + f[j] * L;
-                const float* b = t[j] == 2 ? a + L : zeros;
-                const __m256 inv = _mm256_broadcast_ss(&inverse[shifts[divisor[k]]]);
-                const __m256 low = _mm256_add_ps(_mm256_loadu_ps(a), _mm256_loadu_ps(b));
-                const __m256 high = _mm256_add_ps(_mm256_loadu_ps(a + 8), _mm256_loadu_ps(b + 8));
-                _mm256_storeu_ps(staged + k * L, _mm256_fmadd_ps(low, inv, zero));
-                _mm256_storeu_ps(staged + k * L + 8, _mm256_fmadd_ps(high, inv, zero));
+                const __m256 inv = _mm256_broadcast_ss(&inverse[shifts[d[j]]]);
+                __m256 low = _mm256_loadu_ps(a), high = _mm256_loadu_ps(a + 8);
+                if (t[j] == 2) {
+                    low = _mm256_add_ps(low, _mm256_loadu_ps(a + L));
+                    high = _mm256_add_ps(high, _mm256_loadu_ps(a + L + 8));
+                }
+                _mm256_storeu_ps(out, _mm256_fmadd_ps(low, inv, zero));
+                _mm256_storeu_ps(out + 8, _mm256_fmadd_ps(high, inv, zero));
             }
+            k += rows;
         }
         return;
     }
