@@ -228,6 +228,13 @@ EIGHT_BIT_SHORT_STRIDED = [
      "explicit"),
 ]
 
+# int16 sums whose last output row's windows lie wholly in the padding (divisor 0 with
+# exclude-pad): the plan's float32 divisor 1 and inverse 0 for those outputs, average 0.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+EIGHT_BIT_EMPTY_WINDOWS = [
+    ((1, 2, 36, 300), (3, 5), (4, 1), (0, 2), (2, 2), (1, 1), "ceil", "explicit"),
+]
+
 
 # Windows of one input each over a divisor of 1 (kernel 1 on every axis, no window in the
 # padding): a strided copy of the input (core/avg_picks.hpp), one-byte rows picked by byte
@@ -258,7 +265,7 @@ def _pool_eight_bit(case, x):
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])
 @pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
                          EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS + EIGHT_BIT_SHORT +
-                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED)
+                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED + EIGHT_BIT_EMPTY_WINDOWS)
 def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
     """Random values and whole rows and planes at the type's extremes (the largest sums),
     both divisor rules: the oracle's values, rounded half to even."""
@@ -277,7 +284,7 @@ def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
 
 @pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
                          EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS + EIGHT_BIT_SHORT +
-                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED)
+                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED + EIGHT_BIT_EMPTY_WINDOWS)
 def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
     """Each plane gets the bytes of that plane alone, with one or two threads (row parts for
     the few-plane calls), and both builds agree."""
