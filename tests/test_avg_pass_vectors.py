@@ -457,13 +457,14 @@ def test_subsample_axes_first_keep_their_bits(monkeypatch, case):
         shape, 101, (np.float16, ml_dtypes.bfloat16, np.float32))
 
 
-# Float windows strided 2 to 4 apart along rows, of one to four taps, summed eight windows at
+# Float windows strided 2 to 4 apart along rows, of one to eight taps, summed eight windows at
 # a time from each tap's loads gathered by blends or shuffles (simd/avg_strided_avx2.hpp, AVX2
 # builds): padding at the row's start and end (edge groups whose taps outside the row add +0),
 # rows whose windows are not a multiple of eight (the last group overlapping), exactly eight
-# windows, dilations, and first and last rows whose loads would leave the block (summed
-# window by window). 16-bit rows take it for no more taps than the stride (the others, and
-# longer windows, keep the columns).
+# windows, dilations, first and last rows whose loads would leave the block (summed window by
+# window), blocks of few long rows (row by row). 16-bit rows take it for no more taps than the
+# stride, except bfloat16 rows stepping 2 apart (the others, and longer windows, keep the
+# columns).
 # (shape, kernel, strides, pads_begin, pads_end, dilations, rounding)
 FLOAT_STRIDED = [
     ((1, 2, 23, 50), (2, 1), (1, 2), (0, 0), (0, 0), (1, 1), "floor"),
@@ -475,6 +476,12 @@ FLOAT_STRIDED = [
     ((3, 4, 16), (2,), (2,), (0,), (0,), (1,), "floor"),
     ((1, 1, 30), (3,), (3,), (2,), (2,), (1,), "ceil"),
     ((2, 3, 95), (4,), (2,), (3,), (1,), (2,), "ceil"),
+    # more taps than the step: bfloat16 pairs (one load and a shift a tap) and float32 rows,
+    # the first pass's sums of 16-bit planes included, up to eight taps
+    ((2, 6, 300), (4,), (2,), (1,), (1,), (3,), "floor"),
+    ((3, 2, 77), (5,), (2,), (2,), (2,), (1,), "ceil"),
+    ((1, 2, 9, 150), (2, 7), (1, 3), (1, 3), (1, 2), (1, 1), "ceil"),
+    ((1, 1, 5, 130), (1, 8), (1, 4), (0, 4), (0, 3), (1, 1), "ceil"),
 ]
 
 
