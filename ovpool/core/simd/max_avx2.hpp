@@ -1156,7 +1156,14 @@ inline void byte_pick_table(const index_t* begin, const index_t* count, index_t 
     // windows' first taps rarely go back, so a window's block is mostly its run's latest, or
     // a new one. (Where a first tap does go back to an earlier block, that block gets a
     // second BytePick: its picks ORed in twice, the same bytes.)
+    // (Sized once: growing them would instantiate std::vector's fill-insert here alone, an
+    // AVX2-encoded copy of a library function the baseline build does not have.)
+    index_t runs = 0;
+    for (index_t j = 0; j < out_len; ++j) {
+        if (count[j] > 0) runs = std::max(runs, count[j] - count_min + 1);
+    }
     std::vector<index_t> latest, latest_at;
+    latest.assign(static_cast<std::size_t>(runs), 0);
     for (index_t g = 0; g < group_count; ++g) {
         groups->push_back(static_cast<index_t>(picks->size()));
         const index_t s = std::min(16 * g, out_len - 16);
@@ -1164,14 +1171,10 @@ inline void byte_pick_table(const index_t* begin, const index_t* count, index_t 
         for (index_t j = s; j < s + 16; ++j) {
             if (count[j] > 0 && (low < 0 || begin[j] < low)) low = begin[j];
         }
-        latest_at.assign(latest_at.size(), -1);
+        latest_at.assign(static_cast<std::size_t>(runs), -1);
         for (index_t j = s; j < s + 16; ++j) {
             if (count[j] == 0) continue;
             const index_t run = count[j] - count_min, at = low + (begin[j] - low) / 16 * 16;
-            if (run >= static_cast<index_t>(latest.size())) {
-                latest.resize(static_cast<std::size_t>(run + 1), 0);
-                latest_at.resize(static_cast<std::size_t>(run + 1), -1);
-            }
             if (latest_at[run] != at) {
                 BytePick pick;
                 pick.run = run;
