@@ -752,6 +752,28 @@ inline bool edge_picks_fit(index_t width, index_t pitch, const index_t* begin,
     return *taps <= most_edge_taps && hi - *from <= lanes;
 }
 
+// The byte shuffles of coded_edge_picks16 / coded_edge_picks_bytes (elements of `Bytes`
+// bytes, 16 / Bytes of them to a 16-byte vector): masks[t] moves each lane's window's tap t
+// (a window of fewer taps its last one again) from the load at `from` into the lane of
+// window at + l; kept has all bits set in the lanes of windows first .. last-1 with taps,
+// which are blended in, and none elsewhere.
+template <int Bytes>
+inline void edge_pick_masks(const index_t* begin, const index_t* count, index_t dil,
+                            index_t first, index_t last, index_t from, index_t at, index_t taps,
+                            std::uint8_t (*masks)[16], std::uint8_t* kept) {
+    for (index_t l = 0; l < 16 / Bytes; ++l) {
+        const index_t j = at + l;
+        const bool keep = j >= first && j < last && count[j] > 0;
+        for (int b = 0; b < Bytes; ++b) kept[Bytes * l + b] = keep ? 0xff : 0;
+        for (index_t t = 0; t < taps; ++t) {
+            const index_t e = keep ? begin[j] + std::min(t, count[j] - 1) * dil - from : 0;
+            for (int b = 0; b < Bytes; ++b) {
+                masks[t][Bytes * l + b] = static_cast<std::uint8_t>(Bytes * e + b);
+            }
+        }
+    }
+}
+
 // The last-axis windows first .. last-1 of each of `rows` rows of 16-bit floats x (rows
 // `width` apart, keyed by *key_of as they are read; key_of null: x holds keys already) into
 // keys d and codes c (rows `pitch` apart), straight from the rows: every tap of the windows
@@ -777,17 +799,8 @@ inline bool coded_edge_picks16(const std::uint16_t* x, const HalfKeys16* key_of,
     }
     if (taps == 0) return true;  // (empty windows only)
     alignas(16) std::uint8_t masks[most_taps][16];
-    alignas(16) std::uint16_t lanes[8];
-    for (index_t l = 0; l < 8; ++l) {
-        const index_t j = at + l;
-        const bool kept = j >= first && j < last && count[j] > 0;
-        lanes[l] = kept ? 0xffff : 0;
-        for (index_t t = 0; t < taps; ++t) {
-            const index_t e = kept ? begin[j] + std::min(t, count[j] - 1) * dil - from : 0;
-            masks[t][2 * l] = static_cast<std::uint8_t>(2 * e);
-            masks[t][2 * l + 1] = static_cast<std::uint8_t>(2 * e + 1);
-        }
-    }
+    alignas(16) std::uint8_t lanes[16];
+    edge_pick_masks<2>(begin, count, dil, first, last, from, at, taps, masks, lanes);
     const __m128i group = _mm_load_si128(reinterpret_cast<const __m128i*>(lanes));
     __m128i mask[most_taps];
     for (index_t t = 0; t < taps; ++t) {
@@ -1786,15 +1799,7 @@ inline bool coded_edge_picks_bytes(const T* x, T* d, std::uint8_t* c, index_t ro
     if (taps == 0) return true;  // (empty windows only)
     alignas(16) std::uint8_t masks[most_taps][16];
     alignas(16) std::uint8_t lanes[16];
-    for (index_t l = 0; l < 16; ++l) {
-        const index_t j = at + l;
-        const bool kept = j >= first && j < last && count[j] > 0;
-        lanes[l] = kept ? 0xff : 0;
-        for (index_t t = 0; t < taps; ++t) {
-            masks[t][l] = static_cast<std::uint8_t>(
-                kept ? begin[j] + std::min(t, count[j] - 1) * dil - from : 0);
-        }
-    }
+    edge_pick_masks<1>(begin, count, dil, first, last, from, at, taps, masks, lanes);
     __m256i mask[most_taps], adds[most_taps];
     for (index_t t = 0; t < taps; ++t) {
         mask[t] = _mm256_broadcastsi128_si256(
