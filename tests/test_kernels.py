@@ -868,11 +868,13 @@ def _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, seed, bu
 def test_three_by_three_same_averages_match_the_oracle():
     """The vector path for 3x3 averages with stride 1 and one element of padding per side
     (AVX2 builds): every plane size from 3x3 up past two blocks of eight, with both divisor
-    rules, and sizes next to it that take the generic path."""
+    rules, every tail length of a row (1 to 7 past whole blocks of eight), and sizes next to
+    it that take the generic path."""
     from reference import ref_avg_pool
 
     rng = np.random.default_rng(31)
-    for rows, cols in [(3, 3), (3, 8), (4, 9), (5, 16), (7, 17), (35, 35), (2, 5), (6, 2)]:
+    for rows, cols in [(3, 3), (3, 8), (4, 9), (5, 16), (7, 17), (35, 35), (2, 5), (6, 2),
+                       (3, 10), (4, 11), (3, 12), (5, 13), (3, 14), (4, 15), (3, 23)]:
         x = rng.integers(-50, 51, size=(2, 3, rows, cols)).astype(np.float32)
         for exclude_pad in (True, False):
             want = ref_avg_pool(x, 3, 1, 1, 1, exclude_pad=exclude_pad)
