@@ -263,3 +263,27 @@ def test_block_averages_divided_in_the_lanes_keep_their_bits(monkeypatch, shape)
 
     _assert_random_planes_keep_their_bits(monkeypatch, _pool_all, shape, 47,
                                           (np.float32, np.float16, ml_dtypes.bfloat16))
+
+
+# Planes of fewer than eight outputs: each group of eight planes leaves the lanes through one
+# 8x8 transpose and overlapping row stores (simd::untranspose_few), for every output count
+# one to seven; 21 planes end with a group of five, which the scalar loop copies.
+FEW_OUTPUTS = [((1, 21, 8, 6), (6, 6), (3, 1), (1, 2), (2, 0)),    # 2x3: ONNX-like #5
+               ((1, 21, 4, 4), (4, 4), (1, 1), (0, 0), (0, 0)),    # 1x1
+               ((1, 21, 5, 7), (3, 3), (2, 2), (0, 0), (0, 0)),    # 2x3 = 6
+               ((1, 21, 5, 9), (5, 3), (1, 2), (0, 0), (0, 0)),    # 1x4
+               ((1, 21, 9, 5), (3, 5), (1, 1), (0, 0), (0, 0)),    # 7x1
+               ((1, 21, 6, 6), (5, 2), (1, 2), (0, 0), (0, 0))]    # 2x3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+@pytest.mark.parametrize("case", FEW_OUTPUTS)
+def test_planes_of_few_outputs_leave_the_lanes_as_the_oracle_says(dtype, case):
+    shape, kernel, strides, begin, end = case
+    rng = np.random.default_rng(47)
+    x = rng.integers(-50, 51, size=shape).astype(dtype)
+    for exclude_pad in (True, False):
+        kw = dict(exclude_pad=exclude_pad)
+        got = ovpool.avg_pool(x, kernel, strides, begin, end, **kw)
+        assert 0 < got[0, 0].size < 8
+        assert_same_averages(got, ref_avg_pool(x, kernel, strides, begin, end, **kw))

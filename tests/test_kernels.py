@@ -1383,3 +1383,34 @@ def test_16bit_float_values_alone_go_by_keys(monkeypatch, dtype):
         x = _every_16bit_pattern_shuffled(dtype, shape, 89)
         x.reshape(-1)[:20] = np.nan  # whole-NaN windows
         _assert_values_alone_at_oracle_index(monkeypatch, x, windows)
+
+
+# float64 windows of five to eight taps stepping one apart: the AVX2 build sums their runs in
+# one sweep (sweep_rows), four at a time plus an overlapping last vector; rows of 89 and 13
+# (not multiples of four) along the last axis, 18 and 11 along the first.
+FLOAT64_SWEEPS = [((1, 12, 18, 89), (5, 7)), ((1, 12, 11, 13), (8, 6)), ((2, 3, 18, 89), (6, 8))]
+
+
+@pytest.mark.parametrize("shape, kernel", FLOAT64_SWEEPS)
+def test_float64_windows_of_five_to_eight_taps_match_the_oracle(shape, kernel):
+    from helpers import assert_same_averages
+    from reference import ref_avg_pool
+
+    rng = np.random.default_rng(53)
+    x = rng.integers(-8, 9, size=shape).astype(np.float64)
+    x[x == 0] = -0.0
+    x.reshape(-1)[rng.random(x.size) < 0.03] = np.nan
+    x.reshape(-1)[rng.random(x.size) < 0.02] = -np.inf
+    for auto_pad, exclude_pad in [("same_upper", False), ("valid", True), ("same_lower", True)]:
+        kw = dict(auto_pad=auto_pad, exclude_pad=exclude_pad, rounding_type="ceil")
+        assert_same_averages(ovpool.avg_pool(x, kernel, **kw), ref_avg_pool(x, kernel, **kw))
+
+
+@pytest.mark.parametrize("shape, kernel", FLOAT64_SWEEPS)
+def test_float64_windows_of_five_to_eight_taps_keep_their_bits(monkeypatch, shape, kernel):
+    def pool_all(x):
+        return [ovpool.avg_pool(x, kernel, auto_pad="same_upper", exclude_pad=False,
+                                rounding_type="ceil"),
+                ovpool.avg_pool(x, kernel, auto_pad="valid")]
+
+    _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, 59, (np.float64,))

@@ -107,6 +107,26 @@ inline void untranspose_narrow(const B* lanes, index_t L, B* sums, index_t strid
     }
 }
 
+// planes[p * n + k] = lanes[k * L + p] for p < 8, k < n, 0 < n < 8 (32-bit sums, planes of
+// n outputs side by side): the outputs of small planes (ONNX 8x6 -> 2x3), which the 8x8 tiles
+// cannot cover and the scalar loop copied one at a time (a quarter of such a call's
+// instructions). One 8x8 transpose, then plane by plane in order one 32-byte store each,
+// whose 8 - n extra lanes the next plane's store overwrites; the last plane's n through a
+// copy, as its extra lanes would land past the eight planes.
+template <class B>
+inline void untranspose_few(const B* lanes, index_t L, index_t n, B* planes) {
+    static_assert(sizeof(B) == 4, "32-bit sums");
+    const float* from = reinterpret_cast<const float*>(lanes);
+    float* to = reinterpret_cast<float*>(planes);
+    __m256 m[8];
+    for (index_t k = 0; k < 8; ++k) m[k] = k < n ? _mm256_loadu_ps(from + k * L) : _mm256_setzero_ps();
+    transpose8x8(m);
+    for (index_t p = 0; p < 7; ++p) _mm256_storeu_ps(to + p * n, m[p]);
+    alignas(32) float last[8];
+    _mm256_store_ps(last, m[7]);
+    for (index_t k = 0; k < n; ++k) to[7 * n + k] = last[k];
+}
+
 // out[p * stride + k] = store<S>(lanes[k * L + p]) for p, k < 8.
 template <class S>
 inline void untranspose_tile_half(const float* lanes, index_t L, S* out, index_t stride) {
