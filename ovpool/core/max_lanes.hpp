@@ -70,7 +70,7 @@ inline void to_lanes(const T* src, index_t stride, index_t n, index_t count, A* 
         void* to[side];
         // (A last block overlapping the previous one, rather than a scalar tail.)
         const index_t last = n >= side ? n - side : -1;
-        for (index_t h = 0; h < count; h += side) {
+        for (index_t h = 0; last >= 0 && h < count; h += side) {
             const T* plane[side];
             for (index_t k = 0; k < side; ++k) plane[k] = src + std::min(h + k, count - 1) * stride;
             for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
@@ -134,7 +134,7 @@ inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t
         const void* from[side];
         void* to[side];
         const index_t last = n >= side ? n - side : -1;  // (as in to_lanes)
-        for (index_t h = 0; h < count; h += side) {
+        for (index_t h = 0; last >= 0 && h < count; h += side) {
             T* plane[side];
             for (index_t i = 0; i < side; ++i) plane[i] = h + i < count ? dst + (h + i) * stride : nullptr;
             for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
@@ -217,6 +217,24 @@ inline void lane_indices(I* index, index_t stride, const U* code, index_t plane_
     const std::int64_t modulus = spec.offset_modulus;
     const bool wrap = modulus < in_plane;
     std::int64_t plane_at = first % spec.plane_modulus;
+    if (!wrap && plane_step == 1 && count <= 32) {
+        // Codes in lanes (code[p + k * step]), as few outputs a plane leave them: the planes'
+        // terms first, then output by output a run over the planes (tiny planes of two
+        // outputs spent more on each plane's loop than on its stores).
+        std::int64_t base[32];
+        for (index_t p = 0; p < count; ++p) {
+            base[p] = plane_at * in_plane;
+            plane_at = plane_at + 1 == spec.plane_modulus ? 0 : plane_at + 1;
+        }
+        for (index_t k = 0; k < n; ++k) {
+            const U* from = code + k * step;
+            for (index_t p = 0; p < count; ++p) {
+                index[p * stride + k] =
+                    static_cast<I>(base[p] + static_cast<std::int64_t>(from[p]));
+            }
+        }
+        return;
+    }
     for (index_t p = 0; p < count; ++p) {
         const std::int64_t base = plane_at * in_plane;
         I* to = index + p * stride;
