@@ -1,6 +1,6 @@
 """Max pooling of tiny planes side by side (core/max_lanes.hpp): planes go into lanes and the
 results out of them by transposes (AVX2: 16x16 byte transposes for int8 / uint8 planes of 16
-or more elements, 8x8 and 4x4 blocks for 4- and 8-byte lanes; 16-bit floats widened first),
+or more elements, 8x8 and 4x4 blocks for 2-, 4- and 8-byte lanes; 16-bit floats as int16 keys),
 outputs taken out lanes_out_chunk (64) at a time, indices read in place for fewer than eight
 outputs. Plane counts that leave the last group of lanes part-filled, planes below and above
 16 elements, outputs below 8, below 16, and above 64 (two chunks), both index types and
@@ -177,3 +177,80 @@ def test_mid_planes_keep_the_baseline_bits(monkeypatch):
             lambda a: ovpool.max_pool(a, 2, 2, axis=0),
             lambda a: ovpool.max_pool(a, 3, 3, 1, 1, index_element_type="i32"),
             lambda a: ovpool.max_pool(a, 2, 2, return_indices=False))])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_tiny_half_planes_on_keys(dtype):
+    """16-bit floats go through the lanes as int16 keys (max_half_planes_lanes). Their winners
+    of keys shared by values of different bits come from the input at the winner's offset as
+    the float32 lanes gave them: -0 / +0 ties keep the first, and a NaN winner (all-NaN
+    windows, signalling and quiet payloads, either sign) is the first NaN made quiet. Worked
+    out from the oracle's indices, in both builds: planes 4x3 to 2x1 (six taps, two outputs)
+    and 5x5 to 3x3."""
+    from reference import ref_adaptive_max_pool
+    from ovpool import _kernels, pooling
+
+    dt = _dtype(dtype)
+    quiet = 0x0200 if dtype == "float16" else 0x0040
+    nan_bits = ([0x7c01, 0xfd10, 0x7e03, 0x7c80] if dtype == "float16"
+                else [0x7f81, 0xffa0, 0x7fc3, 0x7f90])
+    rng = np.random.default_rng(131)
+    for shape, size in [((1, 37, 4, 3), (2, 1)), ((2, 19, 5, 5), (3, 3))]:
+        bits = rng.choice(np.array([0x0000, 0x8000, 0x3c00, 0xbc00], np.uint16), size=shape)
+        nan_at = rng.random(shape) < 0.5
+        bits[nan_at] = rng.choice(np.array(nan_bits, np.uint16), size=shape)[nan_at]
+        x = bits.view(dt)
+        _, want_index = ref_adaptive_max_pool(x, size)
+        flat = bits.reshape(shape[0] * shape[1], -1)
+        planes = np.arange(flat.shape[0]).reshape(shape[:2] + (1,) * len(size))
+        raw = flat[planes, want_index.astype(np.int64)]
+        want = raw
+        is_nan = (want & 0x7fff) > (0x7c00 if dtype == "float16" else 0x7f80)
+        want = np.where(is_nan, want | quiet, want).astype(np.uint16)
+        assert (want != raw).any() and (want == 0x8000).any() and (want == 0).any()
+        tables, _ = pooling._adaptive_plan(shape, size, ovpool.get_memory_limit())
+        for module in (_kernels, _avx2_build()):
+            if module is None:
+                continue
+            out = np.empty(shape[:2] + size, dt)
+            index = np.empty(shape[:2] + size, np.int64)
+            module.max_pool_planes(x, out, index, None, tables.packed, -np.inf, 1,
+                                   tables.in_plane, module.STORAGE_KINDS[dtype],
+                                   shape[0] * shape[1], tables.in_plane, int(np.prod(size)), 2)
+            np.testing.assert_array_equal(out.view(np.uint16), want, err_msg=module.__name__)
+            np.testing.assert_array_equal(index, want_index, err_msg=module.__name__)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_tiny_half_planes_with_an_empty_value_of_shared_key(dtype):
+    """An empty value whose key is shared (0, NaN) keeps tiny 16-bit float planes in float32
+    lanes: the empty windows (padding past the input) get it, the others the winners the keys
+    give with -inf, in both builds."""
+    from ovpool import _kernels, pooling
+
+    dt = _dtype(dtype)
+    rng = np.random.default_rng(137)
+    shape = (2, 21, 5, 5)
+    x = _data(dt, shape, rng)
+    tables, _ = pooling._fixed_plan(shape, 2, 3, 0, 5, 2, "floor", "explicit", None,
+                                    ovpool.get_memory_limit())
+    out_shape = tables.out_shape
+    for module in (_kernels, _avx2_build()):
+        if module is None:
+            continue
+        got = {}
+        for empty in (-np.inf, 0.0, np.nan):
+            out = np.empty(out_shape, dt)
+            index = np.empty(out_shape, np.int32)
+            module.max_pool_planes(x, out, None, index, tables.packed, empty, 1, tables.in_plane,
+                                   module.STORAGE_KINDS[dtype], shape[0] * shape[1],
+                                   tables.in_plane, int(np.prod(out_shape[2:])), 2)
+            got[empty] = out.view(np.uint16).copy(), index
+        keyed, keyed_index = got[-np.inf]
+        empty_at = keyed == np.array(-np.inf, dt).view(np.uint16)
+        assert empty_at.any() and not empty_at.all()
+        for empty in (0.0, np.nan):
+            values, index = got[empty]
+            np.testing.assert_array_equal(values[~empty_at], keyed[~empty_at])
+            assert (values[empty_at] == np.array(empty, dt).view(np.uint16)).all()
+            np.testing.assert_array_equal(index, keyed_index)

@@ -358,6 +358,19 @@ class MaxJob {
                                        std::max(lanes, planes / (4 * workers) / lanes * lanes));
             }
             items_ = (planes + tiny_block_ - 1) / tiny_block_;
+            if constexpr (is_half_float<S>) {
+                // 16-bit floats: on their int16 keys (max_half_planes_lanes), when the empty
+                // windows' key is the empty value's.
+                empty_key_ = half_key<S>(store<S>(empty_value_).bits);
+                if (empty_key_ != 0 && empty_key_ != half_nan_key) {
+                    keyed_ = true;
+                    per_worker_ = half_lanes_scratch(g_);
+                    keys_ = allocate<std::int16_t>(workers * per_worker_ +
+                                                   cache_line_slack<std::int16_t>);
+                    key_lanes_ = cache_line_aligned(keys_.get());
+                    return;
+                }
+            }
             per_worker_ = max_lanes_scratch<S, A>(g_);
             scratch_ = allocate<A>(workers * per_worker_ + cache_line_slack<A>);
             lanes_ = cache_line_aligned(scratch_.get());
@@ -444,7 +457,7 @@ class MaxJob {
             return;
         }
         if (tiny_) {
-            run_tiny(item, lanes_ + worker * per_worker_);
+            run_tiny(item, worker);
             return;
         }
         if (adaptive_) {
@@ -538,22 +551,30 @@ class MaxJob {
         }
     }
 
-    void run_tiny(index_t item, A* lanes_scratch) const noexcept {
+    void run_tiny(index_t item, int worker) const noexcept {
         constexpr index_t lanes = plane_lanes<A>;
         index_t end = std::min(planes_, (item + 1) * tiny_block_);
         for (index_t p = item * tiny_block_; p < end; p += lanes) {
             index_t count = std::min(lanes, end - p);
             const S* x = x_ + p * g_.in_plane;
             S* out = out_ + p * g_.out_plane;
+            auto group = [&](auto* index) {
+                if constexpr (is_half_float<S>) {
+                    if (keyed_) {
+                        max_half_planes_lanes(x, out, index, p, count, spec_, taps_, g_,
+                                              empty_key_, key_lanes_ + worker * per_worker_);
+                        return;
+                    }
+                }
+                max_planes_lanes(x, out, index, p, count, spec_, taps_, g_, empty_value_,
+                                 lanes_ + worker * per_worker_);
+            };
             if (spec_.out64 != nullptr) {
-                max_planes_lanes(x, out, spec_.out64 + p * g_.out_plane, p, count, spec_, taps_,
-                                 g_, empty_value_, lanes_scratch);
+                group(spec_.out64 + p * g_.out_plane);
             } else if (spec_.out32 != nullptr) {
-                max_planes_lanes(x, out, spec_.out32 + p * g_.out_plane, p, count, spec_, taps_,
-                                 g_, empty_value_, lanes_scratch);
+                group(spec_.out32 + p * g_.out_plane);
             } else {
-                max_planes_lanes(x, out, static_cast<std::int32_t*>(nullptr), p, count, spec_,
-                                 taps_, g_, empty_value_, lanes_scratch);
+                group(static_cast<std::int32_t*>(nullptr));
             }
         }
     }
@@ -585,6 +606,7 @@ class MaxJob {
     bool tiny_ = false;
     index_t tiny_block_ = 0;  // tiny planes: planes per item
     A* lanes_ = nullptr;      // ... and their lanes, in scratch_
+    std::int16_t* key_lanes_ = nullptr;  // ... or, keyed_ (16-bit floats), in keys_
     index_t items_ = 0;
     TapTable taps_;  // tiny planes: every window's taps
     index_t per_worker_ = 0;

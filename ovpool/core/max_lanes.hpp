@@ -70,7 +70,7 @@ inline void to_lanes(const T* src, index_t stride, index_t n, index_t count, A* 
         void* to[side];
         // (A last block overlapping the previous one, rather than a scalar tail.)
         const index_t last = n >= side ? n - side : -1;
-        for (index_t h = 0; h < count; h += side) {
+        for (index_t h = 0; last >= 0 && h < count; h += side) {
             const T* plane[side];
             for (index_t k = 0; k < side; ++k) plane[k] = src + std::min(h + k, count - 1) * stride;
             for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
@@ -134,7 +134,7 @@ inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t
         const void* from[side];
         void* to[side];
         const index_t last = n >= side ? n - side : -1;  // (as in to_lanes)
-        for (index_t h = 0; h < count; h += side) {
+        for (index_t h = 0; last >= 0 && h < count; h += side) {
             T* plane[side];
             for (index_t i = 0; i < side; ++i) plane[i] = h + i < count ? dst + (h + i) * stride : nullptr;
             for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
@@ -217,6 +217,24 @@ inline void lane_indices(I* index, index_t stride, const U* code, index_t plane_
     const std::int64_t modulus = spec.offset_modulus;
     const bool wrap = modulus < in_plane;
     std::int64_t plane_at = first % spec.plane_modulus;
+    if (!wrap && plane_step == 1 && count <= 32) {
+        // Codes in lanes (code[p + k * step]), as few outputs a plane leave them: the planes'
+        // terms first, then output by output a run over the planes (tiny planes of two
+        // outputs spent more on each plane's loop than on its stores).
+        std::int64_t base[32];
+        for (index_t p = 0; p < count; ++p) {
+            base[p] = plane_at * in_plane;
+            plane_at = plane_at + 1 == spec.plane_modulus ? 0 : plane_at + 1;
+        }
+        for (index_t k = 0; k < n; ++k) {
+            const U* from = code + k * step;
+            for (index_t p = 0; p < count; ++p) {
+                index[p * stride + k] =
+                    static_cast<I>(base[p] + static_cast<std::int64_t>(from[p]));
+            }
+        }
+        return;
+    }
     for (index_t p = 0; p < count; ++p) {
         const std::int64_t base = plane_at * in_plane;
         I* to = index + p * stride;
@@ -271,6 +289,22 @@ index_t max_lanes_scratch(const Geometry& g) {
 // Outputs max_planes_lanes takes out of the lanes at a time.
 constexpr index_t lanes_out_chunk = 64;
 
+// index[p * out_plane + k] for the n outputs k of planes [0, count) (first_plane on) from
+// their winners' codes code[k * L + p] in lanes; flat_code holds L * n codes.
+template <index_t L, class I, class U>
+inline void lanes_out_indices(I* index, const U* code, U* flat_code, index_t n,
+                              index_t first_plane, index_t count, const IndexSpec& spec,
+                              const Geometry& g) {
+    if (n >= 8) {
+        from_lanes<L>(code, n, count, flat_code, n);
+        lane_indices(index, g.out_plane, static_cast<const U*>(flat_code), n, 1, n, first_plane,
+                     count, spec, g.in_plane);
+    } else {
+        // (A few outputs: read in place, a plane's loop costing more than its stores.)
+        lane_indices(index, g.out_plane, code, 1, L, n, first_plane, count, spec, g.in_plane);
+    }
+}
+
 // Planes [0, count) of x (count at most plane_lanes<A>) pooled through the tap table t. With
 // index_out, indices go to index_out[plane * out_plane + k] (int64 or int32). The planes go
 // into lanes and the results (values, winners' offsets) out of them through to_lanes and
@@ -322,17 +356,81 @@ void max_planes_lanes(const Src* x, S* out, I* index_out, index_t first_plane, i
                 }
             }
         }
-        if (index_out == nullptr) continue;
-        if (n >= 8) {
-            from_lanes<L>(static_cast<const U*>(code), n, count, flat_code, n);
-            lane_indices(index_out + k0, out_plane, static_cast<const U*>(flat_code), n, 1, n,
-                         first_plane, count, spec, in_plane);
-        } else {
-            // (A few outputs: read in place, a plane's loop costing more than its stores.)
-            lane_indices(index_out + k0, out_plane, static_cast<const U*>(code), 1, L, n,
-                         first_plane, count, spec, in_plane);
+        if (index_out != nullptr) {
+            lanes_out_indices<L>(index_out + k0, static_cast<const U*>(code), flat_code, n,
+                                 first_plane, count, spec, g);
         }
     }
+}
+
+// 16-bit floats (S float16 or bfloat16, with an empty value whose key empty_key is neither 0
+// nor half_nan_key) as max_planes_lanes pools them, on their int16 keys (max_coded.hpp's
+// half_key) rather than widened to float32: sixteen planes of keys and uint16 codes fill one
+// vector each, where the float32 lanes take two of each. The planes' bits go into the lanes
+// and are keyed there; the winners' values are their keys read back (coded_half_run), the
+// winners of keys 0 and half_nan_key (values of different bits) read from the input at their
+// offset, widened and narrowed as the float32 lanes give them (a NaN made quiet). `lanes`
+// holds half_lanes_scratch(g) elements.
+template <class S, class I>
+void max_half_planes_lanes(const S* x, S* out, I* index_out, index_t first_plane,
+                           index_t count, const IndexSpec& spec, const TapTable& t,
+                           const Geometry& g, std::int16_t empty_key, std::int16_t* lanes) {
+    typedef std::uint16_t U;
+    constexpr index_t L = plane_lanes<std::int16_t>, chunk = lanes_out_chunk;
+    const index_t in_plane = g.in_plane, out_plane = g.out_plane;
+    U* bits = reinterpret_cast<U*>(lanes);
+    if (count < L) std::fill(bits, bits + in_plane * L, U{0});
+    to_lanes<L>(reinterpret_cast<const U*>(x), in_plane, in_plane, count, bits);
+    // (In place: in_plane * L elements are whole vectors of sixteen, none keyed twice.)
+    half_keys_of(static_cast<const U*>(bits), lanes, in_plane * L, half_infinity_bits<S>);
+    const index_t* offset = t.offset.get();
+    alignas(32) std::int16_t best[chunk * L];
+    alignas(32) U code[chunk * L];
+    alignas(32) std::int16_t flat[chunk * L];
+    alignas(32) U flat_code[chunk * L];
+    for (index_t k0 = 0; k0 < out_plane; k0 += chunk) {
+        const index_t n = std::min(chunk, out_plane - k0);
+        for (index_t k = 0; k < n; ++k) {
+            index_t i = t.first[k0 + k], end = t.first[k0 + k + 1];
+            if (i == end) {
+                std::fill(best + k * L, best + (k + 1) * L, empty_key);
+                std::fill(code + k * L, code + (k + 1) * L, U{0});
+                continue;
+            }
+            lanes_max<std::int16_t, L>(lanes, offset + i, end - i, best + k * L, code + k * L);
+        }
+        from_lanes<L>(static_cast<const std::int16_t*>(best), n, count, flat, n);
+        bool shared = false;
+        if (n == out_plane) {
+            shared = coded_half_run(out, static_cast<const std::int16_t*>(flat), count * n);
+        } else {
+            for (index_t p = 0; p < count; ++p) {
+                shared |= coded_half_run(out + p * out_plane + k0,
+                                         static_cast<const std::int16_t*>(flat + p * n), n);
+            }
+        }
+        if (shared) {
+            for (index_t p = 0; p < count; ++p) {
+                for (index_t k = 0; k < n; ++k) {
+                    const std::int16_t key = flat[p * n + k];
+                    if (key != 0 && key != half_nan_key) continue;
+                    out[p * out_plane + k0 + k] =
+                        store<S>(load<float>(x[p * in_plane + code[k * L + p]]));
+                }
+            }
+        }
+        if (index_out != nullptr) {
+            lanes_out_indices<L>(index_out + k0, static_cast<const U*>(code), flat_code, n,
+                                 first_plane, count, spec, g);
+        }
+    }
+}
+
+// The scratch (int16 elements) of max_half_planes_lanes: the lanes, whole 64-byte lines.
+inline index_t half_lanes_scratch(const Geometry& g) {
+    const index_t n = g.in_plane * plane_lanes<std::int16_t>;
+    constexpr index_t line = cache_line_slack<std::int16_t>;
+    return (n + line - 1) / line * line;
 }
 
 }  // namespace OVPOOL_CORE_ISA
