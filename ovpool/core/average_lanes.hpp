@@ -209,6 +209,17 @@ inline void transpose_planes(const S* x, index_t in_plane, index_t count, index_
         for (; width > 0 && p0 + side <= count; p0 += side) {
             if (width < 8 && (p0 + side - 1) * in_plane + from + 8 > readable) break;
             const S* rows = x + p0 * in_plane;
+            if constexpr (side == 16) {
+                if (width >= 32) {
+                    // Runs of 32 or more: 32 elements a tile (the last one overlapping).
+                    for (index_t i = from;; i += 32) {
+                        const index_t at = std::min(i, to - 32);
+                        simd::short_tile16x32_in(rows + at, in_plane, lanes + at * L);
+                        if (at + 32 >= to) break;
+                    }
+                    continue;
+                }
+            }
             for (index_t i = from; i < to; i += 8) {
                 // (the last tile overlaps; a run shorter than a tile reads and writes past it)
                 const index_t at = width < 8 ? from : std::min(i, to - 8);

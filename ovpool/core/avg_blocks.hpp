@@ -145,7 +145,14 @@ inline void transpose_into_lanes(const S* x, index_t n, index_t count, B* t) {
     constexpr bool short_tiles = std::is_same<B, std::int16_t>::value && short_block_input<S>;
     if constexpr (short_tiles && L == 16) {
         // A full block of int16 lanes: sixteen planes at a time, the last tile overlapping the
-        // one before when n is not a multiple of eight (it rewrites the same lanes).
+        // one before when n is not a multiple of 32 (or of eight; it rewrites the same lanes).
+        if (count == 16 && n >= 32) {
+            for (index_t i = 0;; i += 32) {
+                if (i + 32 > n) i = n - 32;
+                simd::short_tile16x32_in(x + i, n, t + i * 16);
+                if (i + 32 >= n) return;
+            }
+        }
         if (count == 16 && n >= 8) {
             for (index_t i = 0;; i += 8) {
                 if (i + 8 > n) i = n - 8;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/avg_blocks.hpp"
 #include "core/jobs.hpp"
 #include "core/rules.hpp"
 
@@ -209,7 +210,33 @@ static void test_short_rows_stay_in_their_group() {
 #endif
 }
 
+// The int16 plane blocks' transpose of up to sixteen int8 / uint8 planes of n elements into
+// lanes (avg_blocks.hpp's transpose_into_lanes; with AVX2, whole blocks of 32 elements or
+// more go in tiles of 32, the last one overlapping, eight-element tiles below 32): every lane
+// the element it stands for, sign- or zero-extended, and the lanes past `count` zeros, for
+// every n from 1 to 99 and full and part-empty blocks.
+template <class S>
+static void test_transpose_into_lanes() {
+    std::uint32_t state = 12345;
+    for (index_t n = 1; n < 100; ++n) {
+        for (index_t count : {16, 15, 8, 3}) {
+            std::vector<S> x(static_cast<std::size_t>(count * n));
+            for (S& v : x) v = static_cast<S>((state = state * 1103515245u + 12345u) >> 16);
+            std::vector<std::int16_t> got(static_cast<std::size_t>(16 * n), 777), want(got);
+            core::OVPOOL_CORE_ISA::transpose_into_lanes<16>(x.data(), n, count, got.data());
+            for (index_t i = 0; i < n; ++i) {
+                for (index_t p = 0; p < 16; ++p) {
+                    want[i * 16 + p] = p < count ? static_cast<std::int16_t>(x[p * n + i]) : 0;
+                }
+            }
+            expect_equal("transpose_into_lanes", got, want);
+        }
+    }
+}
+
 int main() {
+    test_transpose_into_lanes<std::int8_t>();
+    test_transpose_into_lanes<std::uint8_t>();
     test_short_rows_stay_in_their_group();
     test_average();
     test_max();
