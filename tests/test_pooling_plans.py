@@ -11,6 +11,11 @@ from ovpool.errors import BadDtypeError, MemoryLimitError
 
 
 def _counting_refusal(monkeypatch, name):
+    # Empty plan caches: a plan another test left there would be served without calling the
+    # refusing rule at all.
+    from ovpool import pooling
+    for cached in (pooling._window_plan, pooling._fixed_plan, pooling._adaptive_plan):
+        cached.cache_clear()
     calls = []
 
     def refuse(*args):
@@ -28,7 +33,7 @@ def _counting_refusal(monkeypatch, name):
 ])
 def test_fixed_plan_refusal_computed_once(monkeypatch, call):
     calls = _counting_refusal(monkeypatch, "fixed_plan")
-    x = np.zeros((1, 1, 7, 5), np.float32)     # a shape no other test plans
+    x = np.zeros((1, 1, 7, 5), np.float32)
     with pytest.raises(BadDtypeError, match="fixed_plan refused"):
         call(x)
     assert len(calls) == 1
