@@ -305,6 +305,23 @@ inline void lanes_out_indices(I* index, const U* code, U* flat_code, index_t n,
     }
 }
 
+// best / code of outputs k0 .. k0 + n - 1 (n <= lanes_out_chunk), L lanes each: the maxima
+// of their windows' taps (t's offsets into `lanes`) and the taps' codes; an empty window takes
+// `empty` and code 0.
+template <class A, index_t L>
+inline void lanes_window_maxima(const A* lanes, const TapTable& t, index_t k0, index_t n,
+                                A empty, A* best, tap_code_t<A>* code) {
+    for (index_t k = 0; k < n; ++k) {
+        index_t i = t.first[k0 + k], end = t.first[k0 + k + 1];
+        if (i == end) {
+            std::fill(best + k * L, best + (k + 1) * L, empty);
+            std::fill(code + k * L, code + (k + 1) * L, tap_code_t<A>{0});
+            continue;
+        }
+        lanes_max<A, L>(lanes, t.offset.get() + i, end - i, best + k * L, code + k * L);
+    }
+}
+
 // Planes [0, count) of x (count at most plane_lanes<A>) pooled through the tap table t. With
 // index_out, indices go to index_out[plane * out_plane + k] (int64 or int32). The planes go
 // into lanes and the results (values, winners' offsets) out of them through to_lanes and
@@ -326,21 +343,12 @@ void max_planes_lanes(const Src* x, S* out, I* index_out, index_t first_plane, i
     } else {
         to_lanes<L>(x, in_plane, in_plane, count, lanes);
     }
-    const index_t* offset = t.offset.get();
     alignas(32) A best[chunk * L];
     alignas(32) U code[chunk * L];
     alignas(32) U flat_code[chunk * L];
     for (index_t k0 = 0; k0 < out_plane; k0 += chunk) {
         const index_t n = std::min(chunk, out_plane - k0);
-        for (index_t k = 0; k < n; ++k) {
-            index_t i = t.first[k0 + k], end = t.first[k0 + k + 1];
-            if (i == end) {
-                std::fill(best + k * L, best + (k + 1) * L, empty_value);
-                std::fill(code + k * L, code + (k + 1) * L, U{0});
-                continue;
-            }
-            lanes_max<A, L>(lanes, offset + i, end - i, best + k * L, code + k * L);
-        }
+        lanes_window_maxima<A, L>(lanes, t, k0, n, empty_value, best, code);
         if constexpr (sizeof(S) == sizeof(A)) {
             from_lanes<L>(static_cast<const A*>(best), n, count, out + k0, out_plane);
         } else {
@@ -383,22 +391,13 @@ void max_half_planes_lanes(const S* x, S* out, I* index_out, index_t first_plane
     to_lanes<L>(reinterpret_cast<const U*>(x), in_plane, in_plane, count, bits);
     // (In place: in_plane * L elements are whole vectors of sixteen, none keyed twice.)
     half_keys_of(static_cast<const U*>(bits), lanes, in_plane * L, half_infinity_bits<S>);
-    const index_t* offset = t.offset.get();
     alignas(32) std::int16_t best[chunk * L];
     alignas(32) U code[chunk * L];
     alignas(32) std::int16_t flat[chunk * L];
     alignas(32) U flat_code[chunk * L];
     for (index_t k0 = 0; k0 < out_plane; k0 += chunk) {
         const index_t n = std::min(chunk, out_plane - k0);
-        for (index_t k = 0; k < n; ++k) {
-            index_t i = t.first[k0 + k], end = t.first[k0 + k + 1];
-            if (i == end) {
-                std::fill(best + k * L, best + (k + 1) * L, empty_key);
-                std::fill(code + k * L, code + (k + 1) * L, U{0});
-                continue;
-            }
-            lanes_max<std::int16_t, L>(lanes, offset + i, end - i, best + k * L, code + k * L);
-        }
+        lanes_window_maxima<std::int16_t, L>(lanes, t, k0, n, empty_key, best, code);
         from_lanes<L>(static_cast<const std::int16_t*>(best), n, count, flat, n);
         bool shared = false;
         if (n == out_plane) {
