@@ -355,8 +355,9 @@ inline void sum_rows(A* dst, const Src* first, index_t gap, index_t rows, index_
         // 16-bit floats, float32 / float64 and int32 / int16 sums: five to eight runs in one
         // sweep too (float64 1x633x18x89 k5,7 same: 10.7M -> 8.8M instructions a call, two
         // fewer sweeps over a block's 128 KiB of sums; 16-bit floats are converted as they
-        // load, so a second sweep would reload and restore dst for little; int32 sums of 5-7 runs: uint8 1x198x30x83 k4,6 d2,2, 171 ->
-        // 160 us a call on one thread), except long adjacent runs (below). float32 sums of
+        // load, so a second sweep would reload and restore dst for little; int32 sums of 5-7
+        // runs: uint8 1x198x30x83 k4,6 d2,2, 171 -> 160 us a call on one thread), except long
+        // adjacent runs (below). float32 sums of
         // adjacent runs too: five to eight of them are a window of a few rows (the plane
         // blocks' rows of 16 lanes, held in L2), not the long windows of whole rows that
         // stream from memory faster run by run (float16 8x91x24x15 k7,3 s2,1 in blocks: the

@@ -198,7 +198,9 @@ inline void transpose_from_lanes(const B* sums, index_t m, index_t count, P* pla
     constexpr bool short_tiles = std::is_same<B, std::int16_t>::value;
     if constexpr (sizeof(B) == 4 && !short_tiles && L % 8 == 0) {
         if (m < 8) {
-            for (; p0 + 8 <= count; p0 += 8) simd::untranspose_few(sums + p0, L, m, planes + p0 * m);
+            for (; p0 + 8 <= count; p0 += 8) {
+                simd::untranspose_few(sums + p0, L, m, planes + p0 * m);
+            }
         }
     }
     if constexpr ((sizeof(B) == 4 || short_tiles) && L % 8 == 0) {

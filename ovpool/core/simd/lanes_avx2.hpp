@@ -119,7 +119,9 @@ inline void untranspose_few(const B* lanes, index_t L, index_t n, B* planes) {
     const float* from = reinterpret_cast<const float*>(lanes);
     float* to = reinterpret_cast<float*>(planes);
     __m256 m[8];
-    for (index_t k = 0; k < 8; ++k) m[k] = k < n ? _mm256_loadu_ps(from + k * L) : _mm256_setzero_ps();
+    for (index_t k = 0; k < 8; ++k) {
+        m[k] = k < n ? _mm256_loadu_ps(from + k * L) : _mm256_setzero_ps();
+    }
     transpose8x8(m);
     for (index_t p = 0; p < 7; ++p) _mm256_storeu_ps(to + p * n, m[p]);
     alignas(32) float last[8];
