@@ -19,6 +19,7 @@
 #include "../config.hpp"
 #include "../types.hpp"
 #include "average_avx2.hpp"
+#include "rows_avx2.hpp"
 #include "transpose_avx2.hpp"
 #include "widen.hpp"
 
@@ -111,8 +112,8 @@ inline void untranspose_narrow(const B* lanes, index_t L, B* sums, index_t strid
 // n outputs side by side): the outputs of small planes (ONNX 8x6 -> 2x3), which the 8x8 tiles
 // cannot cover and the scalar loop copied one at a time (a quarter of such a call's
 // instructions). One 8x8 transpose, then plane by plane in order one 32-byte store each,
-// whose 8 - n extra lanes the next plane's store overwrites; the last plane's n through a
-// copy, as its extra lanes would land past the eight planes.
+// whose 8 - n extra lanes the next plane's store overwrites; the last plane's n alone
+// (store_first), as its extra lanes would land past the eight planes.
 template <class B>
 inline void untranspose_few(const B* lanes, index_t L, index_t n, B* planes) {
     static_assert(sizeof(B) == 4, "32-bit sums");
@@ -124,9 +125,7 @@ inline void untranspose_few(const B* lanes, index_t L, index_t n, B* planes) {
     }
     transpose8x8(m);
     for (index_t p = 0; p < 7; ++p) _mm256_storeu_ps(to + p * n, m[p]);
-    alignas(32) float last[8];
-    _mm256_store_ps(last, m[7]);
-    for (index_t k = 0; k < n; ++k) to[7 * n + k] = last[k];
+    store_first(to + 7 * n, m[7], n);
 }
 
 // out[p * stride + k] = store<S>(lanes[k * L + p]) for p, k < 8.
