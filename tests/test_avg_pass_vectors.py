@@ -457,6 +457,31 @@ def test_subsample_axes_first_keep_their_bits(monkeypatch, case):
         shape, 101, (np.float16, ml_dtypes.bfloat16, np.float32))
 
 
+def _assert_case_matches_the_oracle(x, case):
+    """ovpool's averages of ``x`` for one (shape, kernel, strides, pads_begin, pads_end,
+    dilations, rounding) case against the oracle's, under both divisor rules."""
+    _, kernel, strides, begin, end, dil, rounding = case
+    for exclude_pad in (True, False):
+        args = (kernel, strides, begin, end, dil)
+        assert_same_averages(
+            ovpool.avg_pool(x, *args, exclude_pad=exclude_pad, rounding_type=rounding),
+            ref_avg_pool(x, *args, exclude_pad=exclude_pad, rounding_type=rounding))
+
+
+def _assert_case_keeps_its_bits(monkeypatch, case, seed, build_dtypes):
+    """Random values for one case: each plane the bits of the plane alone, on one or two
+    threads, and both builds' bits for ``build_dtypes``."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    shape, kernel, strides, begin, end, dil, rounding = case
+
+    def pool_all(x):
+        return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=exclude_pad,
+                                rounding_type=rounding) for exclude_pad in (True, False)]
+
+    _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, seed, build_dtypes)
+
+
 # Float windows strided 2 to 4 apart along rows, of one to eight taps, summed eight windows at
 # a time from each tap's loads gathered by blends or shuffles (simd/avg_strided_avx2.hpp, AVX2
 # builds): padding at the row's start and end (edge groups whose taps outside the row add +0),
@@ -490,31 +515,61 @@ FLOAT_STRIDED = [
 def test_strided_float_rows_match_the_oracle(dtype, case):
     """Sums that are exact, with -0, NaN and infinities: the oracle's averages under both
     divisor rules."""
-    shape, kernel, strides, begin, end, dil, rounding = case
     rng = np.random.default_rng(89)
-    x = rng.integers(-8, 9, size=shape).astype(_dtype(dtype))
+    x = rng.integers(-8, 9, size=case[0]).astype(_dtype(dtype))
     x[x == 0] = -0.0
     x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
     x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
-    for exclude_pad in (True, False):
-        args = (kernel, strides, begin, end, dil)
-        assert_same_averages(
-            ovpool.avg_pool(x, *args, exclude_pad=exclude_pad, rounding_type=rounding),
-            ref_avg_pool(x, *args, exclude_pad=exclude_pad, rounding_type=rounding))
+    _assert_case_matches_the_oracle(x, case)
 
 
 @pytest.mark.parametrize("case", FLOAT_STRIDED)
 def test_strided_float_rows_keep_their_bits(monkeypatch, case):
     """Random values (sums that round, -0): the bits of the baseline's window-by-window sums,
     each plane those of the plane alone, on one or two threads."""
-    from ovpool import pooling
-    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
     import ml_dtypes
-    shape, kernel, strides, begin, end, dil, rounding = case
+    _assert_case_keeps_its_bits(monkeypatch, case, 97,
+                                (np.float16, ml_dtypes.bfloat16, np.float32))
 
-    def pool_all(x):
-        return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=exclude_pad,
-                                rounding_type=rounding) for exclude_pad in (True, False)]
 
-    _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, 97,
-                                          (np.float16, ml_dtypes.bfloat16, np.float32))
+# float64 windows strided 2 apart and int32 ones 2 to 4 apart along rows of 16 full windows or
+# more, summed from the rows' phases (core/average.hpp's sum_phases_windows; float64 with
+# strides 3 and 4 keeps the dense sums): dilations that spread a window's taps over every
+# phase, or keep them in one; padding at both ends; rows of more windows than one piece of the
+# phase buffer holds (float64 step 2 and int32 step 4: two pieces); few rows (int32 rows then
+# skip the columns) and many; windows of up to nine taps.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding)
+WIDE_PHASED = [
+    ((4, 13, 502), (4,), (2,), (0,), (1,), (1,), "floor"),
+    ((1, 3, 2501), (5,), (2,), (2,), (2,), (3,), "ceil"),
+    ((1, 2, 4390), (3,), (4,), (1,), (0,), (2,), "ceil"),
+    ((2, 3, 611), (9,), (3,), (4,), (4,), (1,), "floor"),
+    ((1, 2, 9, 97), (2, 6), (1, 3), (1, 2), (0, 3), (1, 2), "ceil"),
+    ((1, 1, 5, 130), (1, 2), (1, 4), (0, 1), (0, 1), (1, 4), "floor"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+@pytest.mark.parametrize("case", WIDE_PHASED)
+def test_phased_wide_rows_match_the_oracle(dtype, case):
+    """Sums that are exact (small integers, -0, NaN and infinities for float64; int32 values at
+    the extremes, whose sums leave int32): the oracle's averages under both divisor rules."""
+    rng = np.random.default_rng(113)
+    shape = case[0]
+    if dtype == "float64":
+        x = rng.integers(-8, 9, size=shape).astype(np.float64)
+        x[x == 0] = -0.0
+        x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
+        x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+    else:
+        info = np.iinfo(np.int32)
+        x = rng.integers(info.min, info.max, endpoint=True, size=shape).astype(np.int32)
+        x.reshape(-1)[:9] = info.max
+    _assert_case_matches_the_oracle(x, case)
+
+
+@pytest.mark.parametrize("case", WIDE_PHASED)
+def test_phased_wide_rows_keep_their_bits(monkeypatch, case):
+    """Random values (float64 sums that round, -0): the same bits in both builds, each plane
+    those of the plane alone, on one or two threads."""
+    _assert_case_keeps_its_bits(monkeypatch, case, 127, (np.float64, np.int32))

@@ -568,42 +568,113 @@ inline bool dense_strided_sums(const AxisTable& w) {
            (w.taps > 2 || (is_half<Src>::value && w.taps > 1)) && !std::is_same<A, wide_t>::value;
 }
 
-// sum_strided_windows for one-byte inputs whose taps are a multiple of the stride apart (dil
-// = apart * step): every tap of the full windows is in one phase of the row, the elements
-// begin[lo] + step * i, and window lo + j adds phase elements j, j + apart, ... So the phase
-// is picked once (byte shuffles, max.hpp's pick_strided) and its windows summed at unit
-// step: a third of the additions of the dense sums for step 3 (int8 1x68x3813 k4 s3 d3), and
-// no picks of sums. The same additions in the same order.
+// Whether sum_strided_windows takes w's windows from one phase of the rows (one-byte inputs
+// whose taps are a multiple of the stride apart, dil = apart * step: every tap of the full
+// windows is in the phase of elements begin[lo] + step * i, and window lo + j adds phase
+// elements j, j + apart, ...). The phase is picked once (byte shuffles, max.hpp's
+// pick_strided) and its windows summed at unit step: a third of the additions of the dense
+// sums for step 3 (int8 1x68x3813 k4 s3 d3), and no picks of sums.
+template <class Src>
+inline bool phase_windows(const AxisTable& w) {
+    return sizeof(Src) == 1 && w.dil % w.step == 0 && (w.taps - 1) * (w.dil / w.step) < 1024;
+}
+
+// Whether sum_strided_windows takes w's full windows from every phase of the rows that the
+// taps read: 4- and 8-byte inputs (float64 sums, int32 inputs' int32 or int64 sums; float32
+// windows go through simd::strided_last_axis, int64 inputs' 128-bit sums do not vectorise),
+// strides 2 to 4. Each element is copied once into its phase and each window adds its taps
+// from there at unit step: the taps' additions only, where the dense sums add at every
+// position (step times as many) and the strided loop reads one element at a time (float64
+// 4x130x502 k4 s2: 2.54M -> 1.50M instructions a call). Where the phases are picked by lane
+// permutes (8-byte elements two apart, 4-byte ones two to four apart: see max.hpp's
+// pick_strided), and for rows of 16 full windows or more, as the phases are made row by row
+// (float64 8x2x132x85 k3,5 s4,3, 27 windows a row three apart picked one at a time: 0.48M ->
+// 0.75M).
 template <class Src, class A>
-void sum_phase_windows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
-    constexpr index_t room = 4096;
-    Src phase[room];
-    const index_t n = w.hi - w.lo, reach = (w.taps - 1) * (w.dil / w.step);
-    const index_t each = room - reach;  // windows per piece (phase_windows: reach < 1024)
+constexpr bool wide_phase_types =
+    sizeof(Src) >= 4 && !std::is_same<A, float>::value && !std::is_same<A, wide_t>::value;
+
+template <class Src, class A>
+inline bool wide_phase_windows(const AxisTable& w) {
+    return wide_phase_types<Src, A> && w.step >= 2 && w.step <= (sizeof(Src) == 8 ? 2 : 4) &&
+           w.taps >= 2 && w.taps <= 64 && (w.taps - 1) * w.dil / w.step < 256 &&
+           w.hi - w.lo >= 16;
+}
+
+// dst[i] = 0 + runs[0][i] + runs[1][i] + ... (`count` runs of n elements), added in that order:
+// sum_rows' sums for runs that are not equally spaced. Up to four runs a sweep over dst.
+template <class Src, class A>
+inline void sum_runs(A* __restrict dst, const Src* const* runs, index_t count, index_t n) {
+    for (index_t t = 0; t < count; t += 4) {
+        with_constant<1, 4>(std::min<index_t>(4, count - t), [&](auto width) {
+            constexpr int K = decltype(width)::value;
+            const Src* r[K];
+            for (int u = 0; u < K; ++u) r[u] = runs[t + u];
+            if (t == 0) {
+                for (index_t i = 0; i < n; ++i) {
+                    A total = 0;
+                    for (int u = 0; u < K; ++u) total = total + load<A>(r[u][i]);
+                    dst[i] = total;
+                }
+            } else {
+                for (index_t i = 0; i < n; ++i) {
+                    A total = dst[i];
+                    for (int u = 0; u < K; ++u) total = total + load<A>(r[u][i]);
+                    dst[i] = total;
+                }
+            }
+        });
+    }
+}
+
+// The full windows of `outer` rows through the rows' phases (phase_windows,
+// wide_phase_windows): tap t of window lo + j is element j + q of phase p of the row from
+// begin[lo], where t * dil = q * step + p, phase p being the elements p, p + step, p + 2 step,
+// ... Pieces of `each` windows, each phase's elements of a piece side by side in a stack
+// buffer; only phase 0 when the taps are a multiple of the stride apart (then equally spaced
+// in it: sum_rows). Taps added in window order, so the same sums as the strided loop.
+template <class Src, class A>
+void sum_phases_windows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
+    constexpr index_t room = 16384 / sizeof(Src);
+    Src space[room];
+    const bool one = w.dil % w.step == 0;
+    const index_t phases = one ? 1 : w.step;
+    // (phase_windows, wide_phase_windows: reach < 1024, and < 256 for strides 2 to 4)
+    const index_t block = room / phases, reach = (w.taps - 1) * w.dil / w.step;
+    const index_t each = block - reach, n = w.hi - w.lo;
     const Src* end = src + outer * w.length;
+    const Src* runs[64];  // (several phases: wide_phase_windows, taps <= 64)
     for (index_t o = 0; o < outer; ++o) {
         const Src* row = src + o * w.length + w.begin[w.lo];
         A* out = dst + o * w.out_len + w.lo;
         for (index_t j0 = 0; j0 < n; j0 += each) {
             const index_t m = std::min(each, n - j0);
             const Src* from = row + j0 * w.step;
-            pick_strided(from, phase, m + reach, w.step, end - from, room);
-            sum_rows(out + j0, phase, w.dil / w.step, w.taps, m);
+            for (index_t p = 0; p < phases; ++p) {
+                // (the elements a window reads, and none past the input's end)
+                const index_t readable = end - (from + p);
+                const index_t count = std::min(m + reach, (readable + w.step - 1) / w.step);
+                pick_strided(from + p, space + p * block, count, w.step, readable,
+                             room - p * block);
+            }
+            if (one) {
+                sum_rows(out + j0, space, w.dil / w.step, w.taps, m);
+                continue;
+            }
+            for (index_t t = 0; t < w.taps; ++t) {
+                const index_t at = t * w.dil;
+                runs[t] = space + (at % w.step) * block + at / w.step;
+            }
+            sum_runs(out + j0, runs, w.taps, m);
         }
     }
 }
 
-// Whether sum_strided_windows takes w's windows from one phase (sum_phase_windows).
-template <class Src>
-inline bool phase_windows(const AxisTable& w) {
-    return sizeof(Src) == 1 && w.dil % w.step == 0 && (w.taps - 1) * (w.dil / w.step) < 1024;
-}
-
 template <class Src, class A>
 void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
-    if constexpr (sizeof(Src) == 1) {
-        if (phase_windows<Src>(w)) {
-            sum_phase_windows(src, dst, w, outer);
+    if constexpr (sizeof(Src) == 1 || wide_phase_types<Src, A>) {
+        if (phase_windows<Src>(w) || wide_phase_windows<Src, A>(w)) {
+            sum_phases_windows(src, dst, w, outer);
             return;
         }
     }
@@ -749,8 +820,9 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         }
         return;
     }
-    // Strided full windows from dense sums (see dense_strided_sums).
-    const bool dense = dense_strided_sums<Src, A>(w);
+    // Strided full windows from dense sums or phases (see dense_strided_sums and
+    // wide_phase_windows).
+    const bool dense = dense_strided_sums<Src, A>(w) || wide_phase_windows<Src, A>(w);
     for (index_t o = 0; o < outer; ++o) {
         const Src* row = src + o * w.length;
         A* out = dst + o * w.out_len;

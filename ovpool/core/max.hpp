@@ -158,7 +158,8 @@ inline void max_into(A* dst, const Src* r, index_t n) {
 
 // to[j] = from[j * step] for j in [0, n): 1-byte elements by byte shuffles in the AVX2 build
 // (simd::pick_bytes: reads from[0 .. readable) only, and may write any bytes to
-// to[n .. writable)), the rest one by one. A copy, so every build gives the same bits.
+// to[n .. writable)), 4- and 8-byte ones by lane permutes (reading below readable too), the
+// rest one by one. A copy, so every build gives the same bits.
 template <class Src, class A>
 inline void pick_strided(const Src* from, A* to, index_t n, index_t step, index_t readable,
                          index_t writable) {
@@ -166,6 +167,31 @@ inline void pick_strided(const Src* from, A* to, index_t n, index_t step, index_
 #if OVPOOL_CORE_HAVE_AVX2
     if constexpr (sizeof(Src) == 1 && sizeof(A) == 1) {
         j = simd::pick_bytes(from, to, n, step, readable, writable);
+    }
+    if constexpr (sizeof(Src) == 8 && std::is_same<Src, A>::value) {
+        // 8-byte elements two apart (float64 / int64 phases), four at a time: the even lanes of
+        // two loads (moves of the bits, so NaN payloads and -0 stay as they are).
+        if (step == 2) {
+            const double* f = reinterpret_cast<const double*>(from);
+            for (; j + 4 <= n && 2 * j + 8 <= readable; j += 4) {
+                const __m256d pairs = _mm256_unpacklo_pd(_mm256_loadu_pd(f + 2 * j),
+                                                         _mm256_loadu_pd(f + 2 * j + 4));
+                _mm256_storeu_pd(reinterpret_cast<double*>(to + j),
+                                 _mm256_permute4x64_pd(pairs, 0xD8));
+            }
+        }
+    }
+    if constexpr (sizeof(Src) == 4 && std::is_same<Src, A>::value) {
+        // 32-bit elements two to four apart, eight at a time (simd::phase8).
+        with_constant<2, 4>(step, [&](auto width) {
+            constexpr int S = decltype(width)::value;
+            for (; j + 8 <= n && S * (j + 8) <= readable; j += 8) {
+                __m256 in[S];
+                const float* f = reinterpret_cast<const float*>(from) + S * j;
+                for (int v = 0; v < S; ++v) in[v] = _mm256_loadu_ps(f + 8 * v);
+                _mm256_storeu_ps(reinterpret_cast<float*>(to + j), simd::phase8<S>(in, 0));
+            }
+        });
     }
 #else
     (void)readable;
