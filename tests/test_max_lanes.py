@@ -254,3 +254,44 @@ def test_tiny_half_planes_with_an_empty_value_of_shared_key(dtype):
             np.testing.assert_array_equal(values[~empty_at], keyed[~empty_at])
             assert (values[empty_at] == np.array(empty, dt).view(np.uint16)).all()
             np.testing.assert_array_equal(index, keyed_index)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_tiny_half_planes_of_few_outputs_index_every_axis(dtype):
+    """Tiny 16-bit float planes of fewer than eight outputs (2, 4, 6; and 25, through the
+    8x8 blocks) leave the lanes sixteen planes at a time by 8x8 transposes of their keys and of
+    their codes plus each plane's offset in the group, the indices one run a group (AVX2),
+    when the plane terms are 0 (axis 2, adaptive pooling) or do not wrap within the group
+    (axis 0; axis 1 with 16 or 32 channels); groups crossing a channel boundary (axis 1, 5 and
+    37 channels) and wrapped offsets (axis 3) take the loops over planes. Against the oracle,
+    both index types, part-filled last groups, one and two threads."""
+    from reference import ref_adaptive_max_pool, ref_max_pool
+
+    dt = _dtype(dtype)
+    rng = np.random.default_rng(139)
+    windows = [((4, 3), (2, 3), (2, 2)), ((5, 5), 3, 2), ((6, 6), 2, (2, 3)), ((6, 6), 2, 1)]
+    previous = ovpool.get_num_threads()
+    try:
+        for batch, channels in [(7, 5), (2, 16), (3, 32), (2, 37), (1, 3)]:
+            for plane, kernel, strides in windows:
+                x = _data(dt, (batch, channels) + plane, rng)
+                for axis in (0, 1, 2, 3):
+                    want, want_index = ref_max_pool(x, kernel, strides, axis=axis)
+                    for threads, index_type in ((1, "i64"), (2, "i64"), (1, "i32"), (2, "i32")):
+                        ovpool.set_num_threads(threads)
+                        got, got_index = ovpool.max_pool(x, kernel, strides, axis=axis,
+                                                         index_element_type=index_type)
+                        where = f"{threads} {batch}x{channels} {plane} {kernel} {axis}"
+                        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16),
+                                                      err_msg=where)
+                        assert got_index.dtype == (np.int64 if index_type == "i64" else np.int32)
+                        np.testing.assert_array_equal(got_index, want_index, err_msg=where)
+            x = _data(dt, (batch, channels, 4, 3), rng)
+            want, want_index = ref_adaptive_max_pool(x, (2, 1))
+            for threads in (1, 2):
+                ovpool.set_num_threads(threads)
+                got, got_index = ovpool.adaptive_max_pool(x, (2, 1))
+                np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+                np.testing.assert_array_equal(got_index, want_index)
+    finally:
+        ovpool.set_num_threads(previous)

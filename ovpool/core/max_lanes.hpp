@@ -22,6 +22,7 @@
 #include "types.hpp"
 #include "max.hpp"
 #include "max_coded.hpp"
+#include "simd/lanes_avx2.hpp"
 #include "simd/transpose_avx2.hpp"
 #include "simd/widen.hpp"
 
@@ -247,7 +248,7 @@ inline void lane_indices(I* index, index_t stride, const U* code, index_t plane_
         } else if (step == 1) {
             index_t k = 0;
 #if OVPOOL_CORE_HAVE_AVX2
-            if constexpr (sizeof(U) == 1) k = simd::codes_plus_base(to, from, base, n);
+            if constexpr (sizeof(U) <= 2) k = simd::codes_plus_base(to, from, base, n);
 #endif
             for (; k < n; ++k) {
                 to[k] = static_cast<I>(base + static_cast<std::int64_t>(from[k]));
@@ -371,6 +372,47 @@ void max_planes_lanes(const Src* x, S* out, I* index_out, index_t first_plane, i
     }
 }
 
+// In the AVX2 build, index[0 .. count * n) for planes [0, count) (count <= 16) of n < 8
+// outputs each (the whole plane: n == g.out_plane) from their winners' uint16 codes
+// code[k * 16 + p], when the offsets do not wrap and the planes' terms are all 0 or do not
+// wrap within the group (spec): each lane's codes plus its plane's offset in the group (16
+// planes of at most 4096 elements fit in 16 bits), out of the lanes by untranspose_few16,
+// then one run of base + offset for the group, rather than lane_indices's loops over planes
+// and outputs. Returns whether it wrote them.
+template <class I>
+inline bool few_half_lane_indices(I* index, const std::uint16_t* code, std::uint16_t* flat_code,
+                                  index_t n, index_t first_plane, index_t count,
+                                  const IndexSpec& spec, const Geometry& g) {
+#if OVPOOL_CORE_HAVE_AVX2
+    const index_t in_plane = g.in_plane;
+    const std::int64_t plane_at = first_plane % spec.plane_modulus;
+    // (Plane terms of one plane's indices alone, plane_modulus 1, are all 0.)
+    const bool one_plane = spec.plane_modulus == 1;
+    if (n >= simd::block_side<2> || n != g.out_plane || spec.offset_modulus < in_plane ||
+        (!one_plane && plane_at + count > spec.plane_modulus) || in_plane > 4096) {
+        return false;
+    }
+    const __m256i plane_offset =
+        one_plane ? _mm256_setzero_si256()
+                  : _mm256_mullo_epi16(
+                        _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                        _mm256_set1_epi16(static_cast<std::int16_t>(in_plane)));
+    simd::untranspose_few16(code, n, flat_code, plane_offset);
+    const index_t total = count * n;
+    const std::int64_t base = plane_at * in_plane;
+    for (index_t j = simd::codes_plus_base(index, static_cast<const std::uint16_t*>(flat_code),
+                                           base, total);
+         j < total; ++j) {
+        index[j] = static_cast<I>(base + static_cast<std::int64_t>(flat_code[j]));
+    }
+    return true;
+#else
+    (void)index, (void)code, (void)flat_code, (void)n, (void)first_plane, (void)count,
+        (void)spec, (void)g;
+    return false;
+#endif
+}
+
 // 16-bit floats (S float16 or bfloat16, with an empty value whose key empty_key is neither 0
 // nor half_nan_key) as max_planes_lanes pools them, on their int16 keys (max_coded.hpp's
 // half_key) rather than widened to float32: sixteen planes of keys and uint16 codes fill one
@@ -398,7 +440,15 @@ void max_half_planes_lanes(const S* x, S* out, I* index_out, index_t first_plane
     for (index_t k0 = 0; k0 < out_plane; k0 += chunk) {
         const index_t n = std::min(chunk, out_plane - k0);
         lanes_window_maxima<std::int16_t, L>(lanes, t, k0, n, empty_key, best, code);
-        from_lanes<L>(static_cast<const std::int16_t*>(best), n, count, flat, n);
+        bool few = false;
+#if OVPOOL_CORE_HAVE_AVX2
+        if (n < simd::block_side<2>) {
+            simd::untranspose_few16(reinterpret_cast<const U*>(best), n,
+                                    reinterpret_cast<U*>(flat), _mm256_setzero_si256());
+            few = true;
+        }
+#endif
+        if (!few) from_lanes<L>(static_cast<const std::int16_t*>(best), n, count, flat, n);
         bool shared = false;
         if (n == out_plane) {
             shared = coded_half_run(out, static_cast<const std::int16_t*>(flat), count * n);
@@ -418,7 +468,9 @@ void max_half_planes_lanes(const S* x, S* out, I* index_out, index_t first_plane
                 }
             }
         }
-        if (index_out != nullptr) {
+        if (index_out != nullptr &&
+            !few_half_lane_indices(index_out, static_cast<const U*>(code), flat_code, n,
+                                   first_plane, count, spec, g)) {
             lanes_out_indices<L>(index_out + k0, static_cast<const U*>(code), flat_code, n,
                                  first_plane, count, spec, g);
         }

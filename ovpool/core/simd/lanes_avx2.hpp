@@ -128,6 +128,31 @@ inline void untranspose_few(const B* lanes, index_t L, index_t n, B* planes) {
     store_first(to + 7 * n, m[7], n);
 }
 
+// planes[p * n + k] = lanes[k * 16 + p] + add[p] for p < 16, k < n, 0 < n < 8 (16-bit
+// lanes, sixteen planes of n outputs side by side; add's lanes are 16-bit and wrap): the few
+// outputs of tiny planes of 16-bit keys or codes, which from_lanes's 8x8 blocks cannot cover
+// and its scalar loop moved one at a time. One 8x8 transpose in each half (planes 0 .. 7 and
+// 8 .. 15), then plane by plane in order one 16-byte store each, whose 8 - n extra elements
+// the next plane's store overwrites: `planes` holds at least 15 * n + 8 elements.
+inline void untranspose_few16(const std::uint16_t* lanes, index_t n, std::uint16_t* planes,
+                              __m256i add) {
+    __m256i m[8];
+    for (index_t k = 0; k < 8; ++k) {
+        m[k] = k < n ? _mm256_add_epi16(
+                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes + k * 16)),
+                           add)
+                     : _mm256_setzero_si256();
+    }
+    transpose8x8_epi16(m);
+    for (index_t p = 0; p < 8; ++p) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(planes + p * n), _mm256_castsi256_si128(m[p]));
+    }
+    for (index_t p = 0; p < 8; ++p) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(planes + (8 + p) * n),
+                         _mm256_extracti128_si256(m[p], 1));
+    }
+}
+
 // out[p * stride + k] = store<S>(lanes[k * L + p]) for p, k < 8.
 template <class S>
 inline void untranspose_tile_half(const float* lanes, index_t L, S* out, index_t stride) {

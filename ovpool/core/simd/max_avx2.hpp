@@ -1882,25 +1882,39 @@ inline index_t rows_of_byte_columns(const T* from, T* d, index_t rows, index_t p
 }
 
 // index[k] = base + code[k] for k in [0, returned) of [0, n) (the rest is the caller's):
-// 8-bit tap codes widened to int32 (eight at a time) or int64 (four) indices, the last group
-// overlapping the one before (returns n when n is at least a group, else 0); int32 indices
-// keep the low half of the 64-bit sum, as the scalar cast.
-template <class I>
-inline index_t codes_plus_base(I* index, const std::uint8_t* code, std::int64_t base,
-                               index_t n) {
+// 8- or 16-bit codes (U) widened to int32 (eight at a time) or int64 (four) indices, the last
+// group overlapping the one before (returns n when n is at least a group, else 0); int32
+// indices keep the low half of the 64-bit sum, as the scalar cast.
+template <class I, class U>
+inline index_t codes_plus_base(I* index, const U* code, std::int64_t base, index_t n) {
+    static_assert(sizeof(U) == 1 || sizeof(U) == 2, "8- or 16-bit codes");
     constexpr index_t group = sizeof(I) == 4 ? 8 : 4;
     auto store = [&](index_t at) {
         if constexpr (sizeof(I) == 4) {
-            std::int64_t eight;
-            std::memcpy(&eight, code + at, 8);
-            const __m256i sum = _mm256_add_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(eight)),
-                                                 _mm256_set1_epi32(static_cast<std::int32_t>(base)));
+            __m256i wide;
+            if constexpr (sizeof(U) == 1) {
+                std::int64_t eight;
+                std::memcpy(&eight, code + at, 8);
+                wide = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(eight));
+            } else {
+                wide = _mm256_cvtepu16_epi32(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(code + at)));
+            }
+            const __m256i sum =
+                _mm256_add_epi32(wide, _mm256_set1_epi32(static_cast<std::int32_t>(base)));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + at), sum);
         } else {
-            std::int32_t four;
-            std::memcpy(&four, code + at, 4);
-            const __m256i sum = _mm256_add_epi64(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four)),
-                                                 _mm256_set1_epi64x(base));
+            __m256i wide;
+            if constexpr (sizeof(U) == 1) {
+                std::int32_t four;
+                std::memcpy(&four, code + at, 4);
+                wide = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four));
+            } else {
+                std::int64_t four;
+                std::memcpy(&four, code + at, 8);
+                wide = _mm256_cvtepu16_epi64(_mm_cvtsi64_si128(four));
+            }
+            const __m256i sum = _mm256_add_epi64(wide, _mm256_set1_epi64x(base));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(index + at), sum);
         }
     };
