@@ -287,3 +287,22 @@ def test_planes_of_few_outputs_leave_the_lanes_as_the_oracle_says(dtype, case):
         got = ovpool.avg_pool(x, kernel, strides, begin, end, **kw)
         assert 0 < got[0, 0].size < 8
         assert_same_averages(got, ref_avg_pool(x, kernel, strides, begin, end, **kw))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_float_block_windows_of_every_tap_count_match_the_oracle(dtype):
+    """Float blocks' windows along the last axis, 16 lanes each (simd::sum_rows16, one to
+    eight taps unrolled, more in a loop): every count from 1 to 11 at the rows' padded edges
+    and in their full windows, both divisor rules; small integers (exact sums), -0, NaN and
+    infinities."""
+    dt = _dtype(dtype)
+    rng = np.random.default_rng(73)
+    x = rng.integers(-8, 9, size=(1, 21, 3, 14)).astype(dt)
+    x[x == 0] = -0.0
+    x.reshape(-1)[rng.random(x.size) < 0.03] = np.nan
+    x.reshape(-1)[rng.random(x.size) < 0.03] = -np.inf
+    for k in range(2, 12):
+        args = ((1, k), (1, 1), (0, k - 1), (0, k - 1), (1, 1))
+        for exclude_pad in (True, False):
+            assert_same_averages(ovpool.avg_pool(x, *args, exclude_pad=exclude_pad),
+                                 ref_avg_pool(x, *args, exclude_pad=exclude_pad))

@@ -573,3 +573,93 @@ def test_phased_wide_rows_keep_their_bits(monkeypatch, case):
     """Random values (float64 sums that round, -0): the same bits in both builds, each plane
     those of the plane alone, on one or two threads."""
     _assert_case_keeps_its_bits(monkeypatch, case, 127, (np.float64, np.int32))
+
+
+    _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, 97,
+                                          (np.float16, ml_dtypes.bfloat16, np.float32))
+
+
+# Unit-step last axes with fewer outputs than inputs, or of one row (core/average.hpp's
+# sum_full_window_rows and sum_edge_columns): each row's full windows one sweep of their tap
+# count (one to eight taps, and more), the edge windows a column at a time for all rows:
+# edges of two to eight taps (unrolled columns), of nine to fifteen (row by row) and of 16 or
+# more (float partial sums, as sum_windows sums them), at the start and at the end of rows.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding)
+UNIT_STEP_ROWS = [
+    ((2, 3, 20, 70), (5, 3), (2, 1), (4, 1), (0, 0), (2, 1), "ceil"),  # sweep #65's windows
+    ((1, 2, 6, 59), (1, 20), (1, 1), (0, 18), (0, 0), (1, 1), "floor"),
+    ((1, 1, 61), (9,), (1,), (3,), (0,), (1,), "floor"),                # one row
+    ((1, 3, 4, 45), (2, 4), (1, 1), (0, 0), (1, 5), (1, 2), "ceil"),
+    ((2, 5, 33), (12,), (1,), (10,), (0,), (1,), "floor"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("case", UNIT_STEP_ROWS)
+def test_unit_step_rows_with_edge_columns_match_the_oracle(dtype, case):
+    """Small integers (exact sums), -0, NaN and infinities for floats, with both divisor
+    rules and ONNX's count_include_pad."""
+    shape, kernel, strides, begin, end, dil, rounding = case
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(61)
+    x = rng.integers(-8, 9, size=shape).astype(dtype)
+    if dtype.kind == "f" or dtype.itemsize == 2:
+        x[x == 0] = -0.0
+        x.reshape(-1)[rng.random(x.size) < 0.02] = np.nan
+        x.reshape(-1)[rng.random(x.size) < 0.02] = np.inf
+    args = (kernel, strides, begin, end, dil)
+    for exclude_pad in (True, False):
+        got = ovpool.avg_pool(x, *args, exclude_pad=exclude_pad, rounding_type=rounding)
+        assert_same_averages(got, ref_avg_pool(x, *args, exclude_pad=exclude_pad,
+                                               rounding_type=rounding))
+
+
+@pytest.mark.parametrize("case", UNIT_STEP_ROWS)
+def test_unit_step_rows_with_edge_columns_keep_their_bits(monkeypatch, case):
+    """Random values (float sums that round): the same bits with one or two threads, for each
+    plane alone, and in both builds."""
+    from ovpool import pooling
+    monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
+    shape, kernel, strides, begin, end, dil, rounding = case
+
+    def pool_all(x):
+        return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=exclude_pad,
+                                rounding_type=rounding) for exclude_pad in (True, False)]
+
+    import ml_dtypes
+    _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, 67,
+                                          (np.float16, ml_dtypes.bfloat16, np.float32))
+
+
+def test_unit_step_rows_keep_the_first_nan_of_each_edge_window(monkeypatch):
+    """float32 rows of one pass, a third of the inputs NaNs of distinct payloads: an edge
+    window (2 to 11 taps, cut by the padding; summed a column at a time, a NaN sum summed
+    again with each addition's first operand kept) that holds NaNs averages to the first of
+    them in tap order, in both builds. (Full windows, summed in vectors whose additions the
+    compiler may commute, keep some NaN of theirs.) Every output otherwise the oracle's."""
+    from test_kernels import _add_nan_payloads, _avx2_build, _use_kernels
+    from ovpool import _kernels
+
+    rng = np.random.default_rng(71)
+    length, kernel, pad = 33, 12, 10
+    x = rng.integers(-8, 9, size=(2, 5, length)).astype(np.float32)
+    _add_nan_payloads(x, rng, 0.3)
+    args = ((kernel,), (1,), (pad,), (0,), (1,))
+    want = ref_avg_pool(x, *args, exclude_pad=True)
+    bits = x.view(np.uint32)
+    checked = 0
+    for module in (_kernels, _avx2_build()):
+        if module is None:  # platforms other than x86-64 build the baseline only
+            continue
+        _use_kernels(monkeypatch, module)
+        got = ovpool.avg_pool(x, *args, exclude_pad=True)
+        assert_same_averages(got, want)
+        got_bits = got.view(np.uint32)
+        for j in range(pad):  # the windows cut by pads_begin
+            taps = range(max(j - pad, 0), j - pad + kernel)
+            for n, c in np.ndindex(2, 5):
+                nans = [i for i in taps if np.isnan(x[n, c, i])]
+                if nans:
+                    assert got_bits[n, c, j] == bits[n, c, nans[0]], (module, n, c, j)
+                    checked += 1
+    assert checked > 100

@@ -712,6 +712,60 @@ void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t out
     }
 }
 
+// The edge windows (those outside [lo, hi)) of `outer` rows along their contiguous axis, a
+// window at a time for all rows (sum_window_rows), rather than row by row: the sums of
+// sum_windows, whose partial sums a float window of 16 taps or more keeps, and a NaN float sum
+// summed again as sum_windows sums it (window_nan_sum), so that its bits stay the same.
+template <class Src, class A>
+void sum_edge_columns(const Src* src, A* dst, const AxisTable& w, index_t outer) {
+    for (index_t j = 0; j < w.out_len; ++j) {
+        if (j == w.lo) j = w.hi;
+        if (j >= w.out_len) break;
+        if (std::is_floating_point<A>::value && w.count[j] >= 16) {
+            for (index_t o = 0; o < outer; ++o) {
+                sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, j, j + 1,
+                            w.dil);
+            }
+            continue;
+        }
+        sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil, w.count[j], 1,
+                        outer);
+        if constexpr (std::is_floating_point<A>::value) {
+            for (index_t o = 0; o < outer; ++o) {
+                A& total = dst[o * w.out_len + j];
+                if (total != total) {
+                    total = window_nan_sum<A>(src + o * w.length + w.begin[j], w.count[j], w.dil);
+                }
+            }
+        }
+    }
+}
+
+// The full windows [lo, hi) of `outer` rows along their contiguous axis at unit step, one
+// sum_rows a row. With AVX2, sum_rows sums float runs of one to eight taps in one
+// sweep_rows<taps>: that is called here with the tap count picked once, not once a row.
+template <class Src, class A>
+void sum_full_window_rows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
+    const index_t n = w.hi - w.lo;
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<A, float>::value) {
+        auto rows = [&](auto taps) {
+            constexpr int M = decltype(taps)::value;
+            for (index_t o = 0; o < outer; ++o) {
+                sweep_rows<M, false>(dst + o * w.out_len + w.lo,
+                                     src + o * w.length + w.begin[w.lo], w.dil, n);
+            }
+            return true;
+        };
+        if (with_constant<1, 8>(w.taps, rows)) return;
+    }
+#endif
+    for (index_t o = 0; o < outer; ++o) {
+        sum_rows(dst + o * w.out_len + w.lo, src + o * w.length + w.begin[w.lo], w.dil, w.taps,
+                 n);
+    }
+}
+
 // sum_pass for the last axis, where windows run along contiguous memory. Full windows are
 // summed tap by tap across all outputs, so the loop over outputs vectorises (specialised for
 // the common strides 1 and 2).
@@ -820,6 +874,15 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         }
         return;
     }
+    if (w.step == 1 && w.hi - w.lo >= 8) {
+        // Unit-step rows whose windows the run above does not take (fewer outputs than
+        // inputs, or one row): the full windows row by row, the edge windows a column at a
+        // time (float16 8x6x72x70 k5,3 p4,1/0,0: the 35 rows of 70 sums of each plane paid
+        // two sum_windows calls and a sum_rows dispatch each).
+        sum_full_window_rows(src, dst, w, outer);
+        sum_edge_columns(src, dst, w, outer);
+        return;
+    }
     // Strided full windows from dense sums or phases (see dense_strided_sums and
     // wide_phase_windows).
     const bool dense = dense_strided_sums<Src, A>(w) || wide_phase_windows<Src, A>(w);
@@ -902,6 +965,33 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
         // every row a run at a time, summed in registers (sum_short_rows), rather than loops
         // of a few elements and, for one-tap windows, a memmove call each (uint8
         // 4x202x17x19 k6,1 s1,4 d2,1, in blocks: 79 -> 62 us a call on one thread).
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (std::is_same<A, float>::value && simd::has_sum_rows16<Src, A>) {
+            // The float blocks' lanes: the full windows' taps unrolled, their count picked
+            // once (simd::sum_runs16; a loop over the taps of each window cost about as much
+            // again as its additions, float16 8x91x24x15 k7,3 d1,3); the edge windows as
+            // below. The same sums as sum_short_rows.
+            auto full = [&](auto taps) {
+                constexpr int R = decltype(taps)::value;
+                for (index_t o = 0; o < outer; ++o) {
+                    A* d = dst + o * w.out_len * inner;
+                    const Src* x = src + o * w.length * inner;
+                    for (index_t j = w.lo; j < w.hi; ++j) {
+                        simd::sum_runs16<R>(d + j * inner, x + w.begin[j] * inner,
+                                            w.dil * inner);
+                    }
+                    for (index_t j = 0; j < w.out_len; ++j) {
+                        if (j == w.lo) j = w.hi;
+                        if (j >= w.out_len) break;
+                        sum_short_rows(d + j * inner, x + w.begin[j] * inner, w.dil * inner,
+                                       w.count[j], inner);
+                    }
+                }
+                return true;
+            };
+            if (inner == 16 && w.hi - w.lo >= 2 && with_constant<1, 8>(w.taps, full)) return;
+        }
+#endif
         for (index_t o = 0; o < outer; ++o) {
             A* d = dst + o * w.out_len * inner;
             const Src* x = src + o * w.length * inner;

@@ -309,6 +309,20 @@ inline void sum_rows16(A* d, const Src* s, index_t gap, index_t rows) {
     }
 }
 
+// float32 sums of R runs of sixteen elements: sum_rows16's sums for rows == R, the runs
+// unrolled (for a row of windows of one tap count, the count picked once: see
+// average.hpp's sum_pass_shaped).
+template <int R, class Src>
+inline void sum_runs16(float* d, const Src* s, index_t gap) {
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    for (int t = 0; t < R; ++t) {
+        lo = _mm256_add_ps(lo, load8_f32(s + t * gap));
+        hi = _mm256_add_ps(hi, load8_f32(s + t * gap + 8));
+    }
+    _mm256_storeu_ps(d, lo);
+    _mm256_storeu_ps(d + 8, hi);
+}
+
 // The same for k < 4.
 template <class Src, class A>
 inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
