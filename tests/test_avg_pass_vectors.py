@@ -193,6 +193,8 @@ EIGHT_BIT_SHORT = [
     ((1, 2, 40, 70), (3, 43), (2, 1), (1, 21), (1, 21), (1, 1), "floor", "explicit"),
     ((2, 7, 300), (9,), (1,), (4,), (4,), (3,), "ceil", "explicit"),
     ((1, 9, 40), (3,), (1,), (1,), (1,), (1,), "floor", "explicit"),  # a block's divisors
+    # planes of 10x97 averages: the last ten of each plane divided as an overlapping 16
+    ((1, 3, 20, 97), (3, 5), (2, 1), (0, 0), (0, 0), (1, 1), "floor", "same_upper"),
     ((1, 2, 6, 9, 33), (3, 2, 5), (2, 1, 1), (1, 0, 2), (1, 1, 2), (1, 2, 1), "ceil",
      "explicit"),
 ]

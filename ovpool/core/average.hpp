@@ -1164,6 +1164,14 @@ inline void write_averages(S* out, const A* sums, index_t n, const Divisors& div
                         simd::averages16_by_inverse(sums + i, divisors.divisor32 + i,
                                                     divisors.inverse32 + i, out + i);
                     }
+                    if (i < n && n >= 16) {
+                        // The last sixteen again, overlapping (the same averages), rather than
+                        // up to fifteen through the narrower loops and the scalar rule (uint8
+                        // planes of 15x83 left 13 each).
+                        simd::averages16_by_inverse(sums + n - 16, divisors.divisor32 + n - 16,
+                                                    divisors.inverse32 + n - 16, out + n - 16);
+                        i = n;
+                    }
                 }
                 for (; i + 8 <= n; i += 8) {
                     const __m256 s = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(
