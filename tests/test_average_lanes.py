@@ -423,11 +423,13 @@ def test_upsampling_averages_of_tiny_sums_keep_their_bits(monkeypatch, dtype):
 
 # Upsampling by more than two along axis 0 (L rows to more than 2L - 1): some output rows have
 # the window and divisors of the row before, and the lanes copy each plane's row from the one
-# before rather than average it again (AvgLanes' repeats_). One to three axes; the sweep's
-# #140 shape with a part-empty block; rows of 600 outputs (one row a chunk, so the copies
-# come between chunks); int32's lanes (11 planes).
-REPEATED = [((1, 18, 4), (13,)), ((2, 9, 3, 5), (10, 7)), ((1, 17, 4, 3, 5), (9, 3, 14)),
-            ((1, 16, 4, 300), (13, 600)), ((1, 11, 5, 4), (14, 9))]
+# before rather than average it again (AvgLanes' repeats_), when the rows hold 32 outputs or
+# more. Two and three axes; the sweep's #140 shape with a part-empty block; rows of 600
+# outputs (one row a chunk, so the copies come between chunks); int32's lanes (11 planes);
+# and rows too short to be copied (one axis; 2-D rows of 9), which average every row.
+REPEATED = [((2, 9, 3, 5), (10, 40)), ((1, 17, 4, 3, 5), (9, 3, 14)),
+            ((1, 16, 4, 300), (13, 600)), ((1, 11, 5, 4), (14, 33)), ((1, 18, 4), (13,)),
+            ((1, 17, 5, 4), (14, 9))]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "uint8", "int32"])

@@ -55,6 +55,8 @@ constexpr index_t lanes_max_block = index_t(1) << 16;
 constexpr index_t lanes_small_plane = 128;
 // Outputs per plane summed before they are divided (bounds the sums' scratch).
 constexpr index_t lanes_chunk_outputs = 1024;
+// Outputs per row along axis 0 from which a row that repeats the one before is copied.
+constexpr index_t lanes_repeated_row = 32;
 
 // Whether every axis's windows are those of adaptive pooling (window j of an axis of length L
 // pooled to O reads [adaptive_start(j), adaptive_end(j)), step 1).
@@ -786,18 +788,22 @@ class AvgLanes {
             block_divisors_ = divisors_;
             repeated_.repeat(block_divisors_, g_.out_plane, lanes);
         }
-        if (!whole_) {
+        if (!whole_ && row_outputs_ >= lanes_repeated_row) {
             // Output rows (along axis 0) with the window and divisors of the row before
             // (upsampling by more than two: 12 rows to 28 repeat 8): each plane's row is then
             // a copy of the one before, once that is written (in the same item), not summed,
-            // averaged and moved out of the lanes again.
+            // averaged and moved out of the lanes again. Not for short rows, whose copies
+            // (a call each) and the chunks they cut cost more than averaging them
+            // (1x2048x7x6 -> 16x8, rows of 8: 0.95M -> 1.05M instructions a call).
             AxisTable w0 = axis_table(g_, 0);
             repeats_ = allocate<unsigned char>(rows_);
             for (index_t u = 0; u < rows_; ++u) {
                 bool same = u > 0 && w0.begin[u] == w0.begin[u - 1] &&
                             w0.count[u] == w0.count[u - 1];
                 const std::int64_t* d = divisors_.count + u * row_outputs_;
-                for (index_t i = 0; same && i < row_outputs_; ++i) same = d[i] == d[i - row_outputs_];
+                for (index_t i = 0; same && i < row_outputs_; ++i) {
+                    same = d[i] == d[i - row_outputs_];
+                }
                 repeats_[u] = same;
                 any_repeats_ = any_repeats_ || same;
             }
@@ -941,7 +947,8 @@ class AvgLanes {
                 continue;
             }
             last = row + 1;
-            while (last < row_end && last - row < chunk_rows_ && !(any_repeats_ && repeats_[last])) {
+            while (last < row_end && last - row < chunk_rows_ &&
+                   !(any_repeats_ && repeats_[last])) {
                 ++last;
             }
             index_t n = (last - row) * row_outputs_;
