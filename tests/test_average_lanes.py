@@ -419,3 +419,42 @@ def test_upsampling_averages_of_tiny_sums_keep_their_bits(monkeypatch, dtype):
     got = ovpool.adaptive_avg_pool(x, size).astype(np.float64)
     want = ref_adaptive_avg_pool(x, size).astype(np.float64)
     np.testing.assert_array_equal(got, want)
+
+
+# Upsampling by more than two along axis 0 (L rows to more than 2L - 1): some output rows have
+# the window and divisors of the row before, and the lanes copy each plane's row from the one
+# before rather than average it again (AvgLanes' repeats_), when the rows hold 32 outputs or
+# more. Two and three axes; the sweep's #140 shape with a part-empty block; rows of 600
+# outputs (one row a chunk, so the copies come between chunks); int32's lanes (11 planes);
+# and rows too short to be copied (one axis; 2-D rows of 9), which average every row.
+REPEATED = [((2, 9, 3, 5), (10, 40)), ((1, 17, 4, 3, 5), (9, 3, 14)),
+            ((1, 16, 4, 300), (13, 600)), ((1, 11, 5, 4), (14, 33)), ((1, 18, 4), (13,)),
+            ((1, 17, 5, 4), (14, 9))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "uint8", "int32"])
+def test_repeated_upsampled_rows_match_the_oracle(dtype):
+    """Exact sums (small integers as floats, -0.0 and infinities among them; the integer
+    extremes) against the oracle, every repeated row included."""
+    dtype = _dtype(dtype)
+    rng = np.random.default_rng(67)
+    for shape, size in REPEATED:
+        if dtype.kind == "f" or dtype.kind == "V":
+            x = rng.integers(-8, 9, size=shape).astype(dtype)
+            x[x == 0] = -0.0
+            x.reshape(-1)[rng.random(x.size) < 0.03] = np.inf
+        else:
+            info = np.iinfo(dtype)
+            x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+            x.reshape(shape[0] * shape[1], -1)[1] = info.max
+        assert_same_averages(ovpool.adaptive_avg_pool(x, size), ref_adaptive_avg_pool(x, size))
+
+
+@pytest.mark.parametrize("shape, size", REPEATED)
+def test_repeated_upsampled_rows_keep_their_bits(monkeypatch, shape, size):
+    """Random floats: each plane alone (the passes) gets the bits of the whole call, with one
+    or two threads (two: a repeated row may open a thread's share of the rows, which then
+    averages it) and in both builds."""
+    _assert_random_planes_keep_their_bits(
+        monkeypatch, lambda x: [ovpool.adaptive_avg_pool(x, size)], shape, 71,
+        (np.float32, np.float16, np.uint8, np.int8, np.int32))

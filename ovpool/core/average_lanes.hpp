@@ -55,6 +55,8 @@ constexpr index_t lanes_max_block = index_t(1) << 16;
 constexpr index_t lanes_small_plane = 128;
 // Outputs per plane summed before they are divided (bounds the sums' scratch).
 constexpr index_t lanes_chunk_outputs = 1024;
+// Outputs per row along axis 0 from which a row that repeats the one before is copied.
+constexpr index_t lanes_repeated_row = 32;
 
 // Whether every axis's windows are those of adaptive pooling (window j of an axis of length L
 // pooled to O reads [adaptive_start(j), adaptive_end(j)), step 1).
@@ -786,6 +788,26 @@ class AvgLanes {
             block_divisors_ = divisors_;
             repeated_.repeat(block_divisors_, g_.out_plane, lanes);
         }
+        if (!whole_ && row_outputs_ >= lanes_repeated_row) {
+            // Output rows (along axis 0) with the window and divisors of the row before
+            // (upsampling by more than two: 12 rows to 28 repeat 8): each plane's row is then
+            // a copy of the one before, once that is written (in the same item), not summed,
+            // averaged and moved out of the lanes again. Not for short rows, whose copies
+            // (a call each) and the chunks they cut cost more than averaging them
+            // (1x2048x7x6 -> 16x8, rows of 8: 0.95M -> 1.05M instructions a call).
+            AxisTable w0 = axis_table(g_, 0);
+            repeats_ = allocate<unsigned char>(rows_);
+            for (index_t u = 0; u < rows_; ++u) {
+                bool same = u > 0 && w0.begin[u] == w0.begin[u - 1] &&
+                            w0.count[u] == w0.count[u - 1];
+                const std::int64_t* d = divisors_.count + u * row_outputs_;
+                for (index_t i = 0; same && i < row_outputs_; ++i) {
+                    same = d[i] == d[i - row_outputs_];
+                }
+                repeats_[u] = same;
+                any_repeats_ = any_repeats_ || same;
+            }
+        }
         if (short_) {
             short_scratch_ = allocate<std::int16_t>(workers * per_worker_);
         } else if (narrow_) {
@@ -891,6 +913,16 @@ class AvgLanes {
         *to = std::max(lo, hi) * inner;
     }
 
+    // Output row `row` of planes first .. first + count - 1 as a copy of the row before (see
+    // repeats_).
+    void copy_previous_row(index_t first, index_t count, index_t row) const noexcept {
+        const index_t n = row_outputs_;
+        for (index_t p = 0; p < count; ++p) {
+            S* to = out_ + (first + p) * g_.out_plane + row * n;
+            std::memcpy(to, to - n, static_cast<std::size_t>(n) * sizeof(S));
+        }
+    }
+
     // Planes first .. first + count - 1 (count <= L), output rows of `share`, summed in B;
     // `small`: whether the sums divide as Divisors::small_sums says.
     template <class B, index_t L>
@@ -908,8 +940,17 @@ class AvgLanes {
         transpose_planes<S, B, L>(x_ + first * in_plane, in_plane, count, from, to,
                                   (planes_ - first) * in_plane, lanes);
         for (index_t p = 0; p < L; ++p) lanes[in_plane * L + p] = 0;
-        for (index_t row = row_begin; row < row_end; row += chunk_rows_) {
-            index_t last = std::min(row_end, row + chunk_rows_);
+        for (index_t row = row_begin, last = row_begin; row < row_end; row = last) {
+            if (any_repeats_ && row > row_begin && repeats_[row]) {
+                copy_previous_row(first, count, row);
+                last = row + 1;
+                continue;
+            }
+            last = row + 1;
+            while (last < row_end && last - row < chunk_rows_ &&
+                   !(any_repeats_ && repeats_[last])) {
+                ++last;
+            }
             index_t n = (last - row) * row_outputs_;
             // (whole planes of few outputs: their sums side by side, as the output holds them)
             const index_t stride = whole_ ? out_plane : sums_stride<B>(L);
@@ -1013,6 +1054,9 @@ class AvgLanes {
     index_t chunk_rows_ = 1;  // axis-0 positions summed before a division
     index_t per_worker_ = 0;  // scratch elements per worker
     bool pairs_ = false;      // every window has one or two taps per axis: lane_pair_averages
+    // Per output row: whether it repeats the row before (see the constructor); any of them.
+    std::unique_ptr<unsigned char[]> repeats_;
+    bool any_repeats_ = false;
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
     std::unique_ptr<std::int16_t[]> short_scratch_;
