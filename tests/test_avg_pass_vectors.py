@@ -577,10 +577,6 @@ def test_phased_wide_rows_keep_their_bits(monkeypatch, case):
     _assert_case_keeps_its_bits(monkeypatch, case, 127, (np.float64, np.int32))
 
 
-    _assert_random_planes_keep_their_bits(monkeypatch, pool_all, shape, 97,
-                                          (np.float16, ml_dtypes.bfloat16, np.float32))
-
-
 # Unit-step last axes with fewer outputs than inputs, or of one row (core/average.hpp's
 # sum_full_window_rows and sum_edge_columns): each row's full windows one sweep of their tap
 # count (one to eight taps, and more), the edge windows a column at a time for all rows:
