@@ -946,10 +946,11 @@ class AvgLanes {
                 last = row + 1;
                 continue;
             }
-            last = row + 1;
-            while (last < row_end && last - row < chunk_rows_ &&
-                   !(any_repeats_ && repeats_[last])) {
-                ++last;
+            // (a chunk ends before the next repeated row; without any, at chunk_rows_)
+            last = std::min(row_end, row + chunk_rows_);
+            if (any_repeats_) {
+                last = row + 1;
+                while (last < row_end && last - row < chunk_rows_ && !repeats_[last]) ++last;
             }
             index_t n = (last - row) * row_outputs_;
             // (whole planes of few outputs: their sums side by side, as the output holds them)
