@@ -743,12 +743,15 @@ void sum_edge_columns(const Src* src, A* dst, const AxisTable& w, index_t outer)
 
 // The full windows [lo, hi) of `outer` rows along their contiguous axis at unit step, one
 // sum_rows a row. With AVX2, sum_rows sums float runs of one to eight taps in one
-// sweep_rows<taps>: that is called here with the tap count picked once, not once a row.
+// sweep_rows<taps>: for float32 rows (inputs, or a float pass's partial sums) that is called
+// here with the tap count picked once, not once a row. (Not for 16-bit float rows: their
+// sweeps then stopped being inlined into sum_rows elsewhere, float16 8x12x61x42 k2,1
+// +16K instructions a call.)
 template <class Src, class A>
 void sum_full_window_rows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
     const index_t n = w.hi - w.lo;
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (std::is_same<A, float>::value) {
+    if constexpr (std::is_same<A, float>::value && std::is_same<Src, float>::value) {
         auto rows = [&](auto taps) {
             constexpr int M = decltype(taps)::value;
             for (index_t o = 0; o < outer; ++o) {
