@@ -267,6 +267,19 @@ inline void sum_short_runs16(std::int16_t* d, const std::int16_t* s, index_t gap
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), total);
 }
 
+// d[k] = 0 + s[k] + s[gap + k] + ... (`rows` runs), k < 16, in float32: sum_rows16's float
+// sums. `rows` an index_t or, for runs unrolled, a std::integral_constant.
+template <class Src, class Count>
+inline void float_runs16(float* d, const Src* s, index_t gap, Count rows) {
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    for (index_t t = 0; t < rows; ++t) {
+        lo = _mm256_add_ps(lo, load8_f32(s + t * gap));
+        hi = _mm256_add_ps(hi, load8_f32(s + t * gap + 8));
+    }
+    _mm256_storeu_ps(d, lo);
+    _mm256_storeu_ps(d + 8, hi);
+}
+
 template <class Src, class A>
 inline void sum_rows16(A* d, const Src* s, index_t gap, index_t rows) {
     if constexpr (std::is_same<A, std::int16_t>::value) {
@@ -299,13 +312,7 @@ inline void sum_rows16(A* d, const Src* s, index_t gap, index_t rows) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), lo);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 8), hi);
     } else {
-        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
-        for (index_t t = 0; t < rows; ++t) {
-            lo = _mm256_add_ps(lo, load8_f32(s + t * gap));
-            hi = _mm256_add_ps(hi, load8_f32(s + t * gap + 8));
-        }
-        _mm256_storeu_ps(d, lo);
-        _mm256_storeu_ps(d + 8, hi);
+        float_runs16(d, s, gap, rows);
     }
 }
 
@@ -314,13 +321,7 @@ inline void sum_rows16(A* d, const Src* s, index_t gap, index_t rows) {
 // average.hpp's sum_pass_shaped).
 template <int R, class Src>
 inline void sum_runs16(float* d, const Src* s, index_t gap) {
-    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
-    for (int t = 0; t < R; ++t) {
-        lo = _mm256_add_ps(lo, load8_f32(s + t * gap));
-        hi = _mm256_add_ps(hi, load8_f32(s + t * gap + 8));
-    }
-    _mm256_storeu_ps(d, lo);
-    _mm256_storeu_ps(d + 8, hi);
+    float_runs16(d, s, gap, std::integral_constant<int, R>{});
 }
 
 // The same for k < 4.
