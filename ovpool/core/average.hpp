@@ -714,9 +714,11 @@ void sum_strided_windows(const Src* src, A* dst, const AxisTable& w, index_t out
 
 // The edge windows (those outside [lo, hi)) of `outer` rows along their contiguous axis, a
 // window at a time for all rows (sum_window_rows), rather than row by row: the sums of
-// sum_windows, whose partial sums a float window of 16 taps or more keeps, and a NaN float sum
-// summed again as sum_windows sums it (window_nan_sum), so that its bits stay the same.
-template <class Src, class A>
+// sum_windows, whose partial sums a float window of 16 taps or more keeps. With NanAsWindows,
+// a NaN float sum is summed again as sum_windows sums it (window_nan_sum), for the rows that
+// summed their edges by sum_windows before (so that their NaN bits stay the same); the one run
+// over all rows in sum_last_axis has always taken sum_window_rows' own.
+template <bool NanAsWindows, class Src, class A>
 void sum_edge_columns(const Src* src, A* dst, const AxisTable& w, index_t outer) {
     for (index_t j = 0; j < w.out_len; ++j) {
         if (j == w.lo) j = w.hi;
@@ -730,7 +732,7 @@ void sum_edge_columns(const Src* src, A* dst, const AxisTable& w, index_t outer)
         }
         sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil, w.count[j], 1,
                         outer);
-        if constexpr (std::is_floating_point<A>::value) {
+        if constexpr (NanAsWindows && std::is_floating_point<A>::value) {
             for (index_t o = 0; o < outer; ++o) {
                 A& total = dst[o * w.out_len + j];
                 if (total != total) {
@@ -791,19 +793,7 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     if (w.step == 1 && w.length == w.out_len && outer > 1 && w.hi > w.lo && wide) {
         index_t span = (outer - 1) * w.out_len + w.hi - w.lo;
         sum_rows(dst + w.lo, src + w.begin[w.lo], w.dil, w.taps, span);
-        for (index_t j = 0; j < w.out_len; ++j) {
-            if (j == w.lo) j = w.hi;
-            if (j >= w.out_len) break;
-            if (w.count[j] < 16 || !std::is_floating_point<A>::value) {
-                sum_window_rows(dst + j, w.out_len, src + w.begin[j], w.length, w.dil, w.count[j],
-                                1, outer);
-                continue;
-            }
-            for (index_t o = 0; o < outer; ++o) {
-                sum_windows(src + o * w.length, dst + o * w.out_len, w.begin, w.count, j, j + 1,
-                            w.dil);
-            }
-        }
+        sum_edge_columns<false>(src, dst, w, outer);
         return;
     }
 #if OVPOOL_CORE_HAVE_AVX2
@@ -883,7 +873,7 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
         // time (float16 8x6x72x70 k5,3 p4,1/0,0: the 35 rows of 70 sums of each plane paid
         // two sum_windows calls and a sum_rows dispatch each).
         sum_full_window_rows(src, dst, w, outer);
-        sum_edge_columns(src, dst, w, outer);
+        sum_edge_columns<true>(src, dst, w, outer);
         return;
     }
     // Strided full windows from dense sums or phases (see dense_strided_sums and
