@@ -400,8 +400,8 @@ class AvgBlocks {
     Divisors divisors_;
     std::unique_ptr<index_t[]> packed_;  // g's tables with the lane axis
     Geometry lanes_g_;                   // ... as a geometry
-    PassOrder pass_order_;               // int8 / uint8, floats: the passes' order (exact_pass_order)
-    bool ordered_ = false;         // pass_order_ applies (else outermost first)
+    PassOrder pass_order_;               // the passes' order (exact_pass_order)
+    bool ordered_ = false;               // pass_order_ applies (else outermost first, found per block)
     long long volume_ = 0;               // g's largest window volume
     bool lane_averages_ = false;         // float32 sums averaged in unstage_float_averages
     index_t per_worker_ = 0;             // scratch elements per worker

@@ -60,20 +60,21 @@ class RangedSums {
         }
     }
 
-    // Average-pools `planes` planes as avg_planes does, with `offset` the worker's scratch
-    // offset, when their inputs allow narrower sums; false (nothing written) otherwise.
+    // Average-pools `planes` planes as avg_planes does (the passes in `order`, if not null),
+    // with `offset` the worker's scratch offset, when their inputs allow narrower sums; false
+    // (nothing written) otherwise.
     bool pool(const S* x, S* out, index_t offset, const Geometry& g, const Divisors& divisors,
-              index_t planes, index_t divided) const noexcept {
+              index_t planes, index_t divided, const PassOrder* order) const noexcept {
         std::uint64_t bound = magnitude_bound(x, planes * g.in_plane);
         if (sums_within(volume_, bound, std::numeric_limits<std::int32_t>::max())) {
             Divisors these = divisors;
             these.small_sums = divisors.small_divisors && sums_within(volume_, bound, small_sum_limit);
-            avg_planes(x, out, narrow32_.get() + offset, g, these, planes, divided);
+            avg_planes(x, out, narrow32_.get() + offset, g, these, planes, divided, order);
             return true;
         }
         if constexpr (!std::is_same<A, long long>::value) {
             if (sums_within(volume_, bound, std::numeric_limits<long long>::max())) {
-                avg_planes(x, out, narrow64_.get() + offset, g, divisors, planes, divided);
+                avg_planes(x, out, narrow64_.get() + offset, g, divisors, planes, divided, order);
                 return true;
             }
         }

@@ -153,7 +153,7 @@ class AvgJob {
             scratch_ = allocate<A>(workers * per_worker_);
         }
         if constexpr (ranged_average<S>::value) ranged_.init(g_, workers * per_worker_);
-        if constexpr (std::is_floating_point<A>::value) ordered_ = exact_pass_order<S, A>(g_, &pass_order_);
+        ordered_ = exact_pass_order<S, A>(g_, &pass_order_);
         if (narrow_) {
             ordered_ = exact_pass_order<S, N>(g_, &pass_order_);
             divisors_.small_sums =
@@ -209,7 +209,8 @@ class AvgJob {
                 }
                 if constexpr (ranged_average<S>::value) {
                     if (ranged_.pool(x_ + first * g_.in_plane, out_ + first * g_.out_plane,
-                                     worker * per_worker_, g_, divisors_, count, divided_)) {
+                                     worker * per_worker_, g_, divisors_, count, divided_,
+                                     ordered_ ? &pass_order_ : nullptr)) {
                         break;
                     }
                 }
@@ -280,8 +281,8 @@ class AvgJob {
     index_t per_worker_ = 0;  // scratch elements per worker
     bool narrow_ = false;     // sums in N (narrow_scratch_), not A (scratch_)
     bool short_ = false;      // int8 / uint8: sums in int16 (short_scratch_; short_passes_suit)
-    PassOrder pass_order_;              // int8 / uint8 narrow sums, float sums: the passes' order
-    bool ordered_ = false;        // pass_order_ applies (else outermost first)
+    PassOrder pass_order_;        // the passes' order (exact_pass_order)
+    bool ordered_ = false;        // pass_order_ applies (else outermost first, found per call)
     std::unique_ptr<A[]> scratch_;
     std::unique_ptr<N[]> narrow_scratch_;
     std::unique_ptr<std::int16_t[]> short_scratch_;
