@@ -136,27 +136,33 @@ def _check_string(name, value):
     return value
 
 
-# Spellings already parsed (exact str only), so a call with a known one skips the C++ parse.
-_PARSED = {}
+# Spellings already parsed, per attribute (exact str only), so a call with a known one skips
+# the C++ parse: one dict lookup, no key tuple.
+_PARSED_AUTO_PADS = {}
+_PARSED_ROUNDINGS = {}
 
 
-def _parsed(name, value, parse):
-    if type(value) is str:
-        known = _PARSED.get((name, value))
-        if known is not None:
-            return known
+def _parsed(known, name, value, parse):
     result = parse(_check_string(name, value))
-    if type(value) is str and len(_PARSED) < 1024:
-        _PARSED[(name, value)] = result
+    if type(value) is str and len(known) < 512:
+        known[value] = result
     return result
 
 
 def normalize_auto_pad(auto_pad):
-    return _parsed("auto_pad", auto_pad, _rules.parse_auto_pad)
+    if type(auto_pad) is str:
+        known = _PARSED_AUTO_PADS.get(auto_pad)
+        if known is not None:
+            return known
+    return _parsed(_PARSED_AUTO_PADS, "auto_pad", auto_pad, _rules.parse_auto_pad)
 
 
 def normalize_rounding(rounding_type):
-    return _parsed("rounding_type", rounding_type, _rules.parse_rounding)
+    if type(rounding_type) is str:
+        known = _PARSED_ROUNDINGS.get(rounding_type)
+        if known is not None:
+            return known
+    return _parsed(_PARSED_ROUNDINGS, "rounding_type", rounding_type, _rules.parse_rounding)
 
 
 def check_input_shape(shape, allow_zero_spatial=False):

@@ -96,6 +96,11 @@ def _prepare_input(x, op):
     return np.ascontiguousarray(x), storage
 
 
+# np.may_share_memory's C function without its __array_function__ dispatch (a third of a
+# small call's output check): the arrays' memory is what matters, whatever their class.
+_may_share_memory = getattr(np.may_share_memory, "_implementation", np.may_share_memory)
+
+
 def _output(out, name, tables, dtype, x):
     """Allocate an output of ``tables``' output shape, or check that a caller-given ``out``
     can be written in place."""
@@ -116,7 +121,7 @@ def _output(out, name, tables, dtype, x):
         raise BadArgumentError(f"'{name}' must be C-contiguous, got strides {out.strides}")
     if not flags.writeable:
         raise BadArgumentError(f"'{name}' is read-only")
-    if np.may_share_memory(out, x):
+    if _may_share_memory(out, x):
         raise BadArgumentError(f"'{name}' overlaps the input; pooling cannot run in place")
     return out
 
@@ -279,7 +284,7 @@ def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
     if index_dtype is not None:
         indices = _output(out_indices, "out_indices", tables, index_dtype, x)
         # (only two given arrays can overlap: a new one overlaps nothing)
-        if out is not None and out_indices is not None and np.may_share_memory(indices, out):
+        if out is not None and out_indices is not None and _may_share_memory(indices, out):
             raise BadArgumentError("'out_indices' overlaps 'out'")
         if index_dtype is _INDEX_TYPES["i64"]:
             index64 = indices
