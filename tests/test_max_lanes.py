@@ -1,12 +1,13 @@
 """Max pooling of tiny planes side by side (core/max_lanes.hpp): planes go into lanes and the
 results out of them by transposes (AVX2: 16x16 byte transposes for int8 / uint8 planes of 16
 or more elements, 8x8 and 4x4 blocks for 2-, 4- and 8-byte lanes; 16-bit floats as int16 keys),
-outputs taken out lanes_out_chunk (64) at a time, indices read in place for fewer than eight
-outputs. Plane counts that leave the last group of lanes part-filled, planes below and above
-16 elements, outputs below 8, below 16, and above 64 (two chunks), both index types and
-plane_modulus (axis), against the numpy oracle and the baseline build. Planes of 129-1024
-elements (bytes: 256) of two or three axes whose windows hold few taps take the same path:
-against the oracle, the separable passes and the baseline build."""
+outputs taken out lanes_out_chunk (64) at a time, indices of fewer than eight outputs by 8x8
+transposes of 16-bit codes where the plane terms allow (AVX2), else read in place. Plane
+counts that leave the last group of lanes part-filled, planes below and above 16 elements,
+outputs below 8, below 16, and above 64 (two chunks), both index types and plane_modulus
+(axis), against the numpy oracle and the baseline build. Planes of 129-1024 elements (bytes:
+256) of two or three axes whose windows hold few taps take the same path: against the oracle,
+the separable passes and the baseline build."""
 
 import numpy as np
 import pytest
@@ -293,5 +294,40 @@ def test_tiny_half_planes_of_few_outputs_index_every_axis(dtype):
                 got, got_index = ovpool.adaptive_max_pool(x, (2, 1))
                 np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
                 np.testing.assert_array_equal(got_index, want_index)
+    finally:
+        ovpool.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_tiny_byte_planes_of_few_outputs_index_every_axis(dtype):
+    """Tiny int8 / uint8 planes of fewer than eight outputs (2, 4, 6; and 25, through the
+    16x16 byte blocks) get their indices out of the 32 byte lanes as two halves of sixteen
+    planes (codes widened to 16 bits plus each plane's offset in the group, 8x8 transposes,
+    one run of indices a group; AVX2), when the plane terms are 0 (axis 2) or do not wrap
+    within the group (axis 0; axis 1 with 32 or 64 channels); groups crossing a channel
+    boundary (axis 1 with 5, 16, 20 and 37 channels) and wrapped offsets (axis 3) take the
+    loops over planes. Groups of 3, 10 and 20 planes (the second half part-filled or unused).
+    Against the oracle (ties at the type's largest value: the first one wins), both index
+    types, one and two threads."""
+    from reference import ref_max_pool
+
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(149)
+    windows = [((4, 3), (2, 3), (2, 2)), ((5, 5), 3, 2), ((6, 6), 2, (2, 3)), ((6, 6), 2, 1)]
+    previous = ovpool.get_num_threads()
+    try:
+        for batch, channels in [(7, 5), (2, 32), (3, 64), (2, 37), (1, 3), (1, 20), (2, 16)]:
+            for plane, kernel, strides in windows:
+                x = _data(dt, (batch, channels) + plane, rng)
+                for axis in (0, 1, 2, 3):
+                    want, want_index = ref_max_pool(x, kernel, strides, axis=axis)
+                    for threads, index_type in ((1, "i64"), (2, "i64"), (1, "i32"), (2, "i32")):
+                        ovpool.set_num_threads(threads)
+                        got, got_index = ovpool.max_pool(x, kernel, strides, axis=axis,
+                                                         index_element_type=index_type)
+                        where = f"{threads} {batch}x{channels} {plane} {kernel} {axis}"
+                        np.testing.assert_array_equal(got, want, err_msg=where)
+                        assert got_index.dtype == (np.int64 if index_type == "i64" else np.int32)
+                        np.testing.assert_array_equal(got_index, want_index, err_msg=where)
     finally:
         ovpool.set_num_threads(previous)

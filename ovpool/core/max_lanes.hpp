@@ -66,21 +66,20 @@ inline void to_lanes(const T* src, index_t stride, index_t n, index_t count, A* 
         }
     }
     if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 2 || sizeof(A) == 4 || sizeof(A) == 8)) {
-        constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
-        const void* from[side];
-        void* to[side];
-        // (A last block overlapping the previous one, rather than a scalar tail.)
+        constexpr int bytes = static_cast<int>(sizeof(A));
+        constexpr index_t side = simd::block_side<bytes>;
+        // (A last block overlapping the previous one, rather than a scalar tail. Rows
+        // addressed in the transposes' loops, not through arrays of row pointers, whose
+        // stores and loads cost as much as the transposes.)
         const index_t last = n >= side ? n - side : -1;
         for (index_t h = 0; last >= 0 && h < count; h += side) {
             const T* plane[side];
             for (index_t k = 0; k < side; ++k) plane[k] = src + std::min(h + k, count - 1) * stride;
             for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
                                                                                   : last) {
-                for (index_t k = 0; k < side; ++k) {
-                    from[k] = plane[k] + at;
-                    to[k] = lanes + (at + k) * L + h;
-                }
-                simd::transpose_block<static_cast<int>(sizeof(A))>(from, to);
+                simd::transpose_rows<bytes>(
+                    [&](int k) { return static_cast<const void*>(plane[k] + at); },
+                    [&](int k) { return static_cast<void*>(lanes + (at + k) * L + h); });
             }
         }
         if (last >= 0) e = n;
@@ -130,22 +129,29 @@ inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t
         }
     }
     if constexpr (sizeof(T) == sizeof(A) && (sizeof(A) == 2 || sizeof(A) == 4 || sizeof(A) == 8)) {
-        constexpr index_t side = simd::block_side<static_cast<int>(sizeof(A))>;
+        constexpr int bytes = static_cast<int>(sizeof(A));
+        constexpr index_t side = simd::block_side<bytes>;
         alignas(32) A sink[side];  // rows of lanes without a plane
-        const void* from[side];
-        void* to[side];
         const index_t last = n >= side ? n - side : -1;  // (as in to_lanes)
         for (index_t h = 0; last >= 0 && h < count; h += side) {
             T* plane[side];
             for (index_t i = 0; i < side; ++i) plane[i] = h + i < count ? dst + (h + i) * stride : nullptr;
+            const bool whole = h + side <= count;
             for (index_t at = 0; at <= last; at = at + side <= last || at == last ? at + side
                                                                                   : last) {
-                for (index_t i = 0; i < side; ++i) {
-                    from[i] = lanes + (at + i) * L + h;
-                    to[i] = plane[i] != nullptr ? static_cast<void*>(plane[i] + at)
-                                                : static_cast<void*>(sink);
+                auto lane_row = [&](int i) {
+                    return static_cast<const void*>(lanes + (at + i) * L + h);
+                };
+                if (whole) {
+                    simd::transpose_rows<bytes>(lane_row, [&](int i) {
+                        return static_cast<void*>(dst + (h + i) * stride + at);
+                    });
+                } else {
+                    simd::transpose_rows<bytes>(lane_row, [&](int i) {
+                        return plane[i] != nullptr ? static_cast<void*>(plane[i] + at)
+                                                   : static_cast<void*>(sink);
+                    });
                 }
-                simd::transpose_block<static_cast<int>(sizeof(A))>(from, to);
             }
         }
         if (last >= 0) k = n;
@@ -290,6 +296,70 @@ index_t max_lanes_scratch(const Geometry& g) {
 // Outputs max_planes_lanes takes out of the lanes at a time.
 constexpr index_t lanes_out_chunk = 64;
 
+// In the AVX2 build, index[0 .. count * n) for planes [0, count) (count <= L) of n < 8
+// outputs each (the whole plane: n == g.out_plane) from their winners' codes code[k * L + p]
+// (uint16 codes in 16 lanes, or uint8 codes in 32 lanes, widened to 16 bits first), when the
+// offsets do not wrap and the planes' terms are all 0 or do not wrap within the group (spec):
+// each lane's codes plus its plane's offset in the group (L planes of at most 65536 / L
+// elements fit in 16 bits), out of the lanes by untranspose_few16 (one per sixteen planes),
+// then one run of base + offset for the group, rather than lane_indices's loops over planes
+// and outputs. Returns whether it wrote them.
+template <class I, class U>
+inline bool few_lane_indices(I* index, const U* code, index_t n, index_t first_plane,
+                             index_t count, const IndexSpec& spec, const Geometry& g) {
+#if OVPOOL_CORE_HAVE_AVX2
+    static_assert(sizeof(U) <= 2, "8- or 16-bit codes");
+    constexpr index_t L = sizeof(U) == 1 ? 32 : 16;
+    const index_t in_plane = g.in_plane;
+    const std::int64_t plane_at = first_plane % spec.plane_modulus;
+    // (Plane terms of one plane's indices alone, plane_modulus 1, are all 0.)
+    const bool one_plane = spec.plane_modulus == 1;
+    if (n >= simd::block_side<2> || n != g.out_plane || spec.offset_modulus < in_plane ||
+        (!one_plane && plane_at + count > spec.plane_modulus) || in_plane * L > 65536) {
+        return false;
+    }
+    const __m256i plane_offset =
+        one_plane ? _mm256_setzero_si256()
+                  : _mm256_mullo_epi16(
+                        _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                        _mm256_set1_epi16(static_cast<std::int16_t>(in_plane)));
+    // (Sixteen planes' n entries and the 8 - n that the last one's store writes past them,
+    // twice for byte lanes.)
+    alignas(32) std::uint16_t flat[2 * 16 * 8];
+    if constexpr (sizeof(U) == 2) {
+        simd::untranspose_few16(code, n, flat, plane_offset);
+    } else {
+        // Planes 0 .. 15 and 16 .. 31 of each output's 32 byte lanes as two rows of 16-bit
+        // lanes, the second half's offsets in the group 16 planes further.
+        alignas(32) std::uint16_t wide[2][8 * 16];
+        for (index_t k = 0; k < n; ++k) {
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(code + k * L));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(wide[0] + k * 16),
+                               _mm256_cvtepu8_epi16(_mm256_castsi256_si128(v)));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(wide[1] + k * 16),
+                               _mm256_cvtepu8_epi16(_mm256_extracti128_si256(v, 1)));
+        }
+        simd::untranspose_few16(wide[0], n, flat, plane_offset);
+        if (count > 16) {
+            const std::int16_t half = static_cast<std::int16_t>(one_plane ? 0 : 16 * in_plane);
+            const __m256i later = _mm256_add_epi16(plane_offset, _mm256_set1_epi16(half));
+            simd::untranspose_few16(wide[1], n, flat + 16 * n, later);
+        }
+    }
+    const index_t total = count * n;
+    const std::int64_t base = plane_at * in_plane;
+    for (index_t j = simd::codes_plus_base(index, static_cast<const std::uint16_t*>(flat), base,
+                                           total);
+         j < total; ++j) {
+        index[j] = static_cast<I>(base + static_cast<std::int64_t>(flat[j]));
+    }
+    return true;
+#else
+    (void)index, (void)code, (void)n, (void)first_plane, (void)count, (void)spec, (void)g;
+    return false;
+#endif
+}
+
 // index[p * out_plane + k] for the n outputs k of planes [0, count) (first_plane on) from
 // their winners' codes code[k * L + p] in lanes; flat_code holds L * n codes.
 template <index_t L, class I, class U>
@@ -301,7 +371,12 @@ inline void lanes_out_indices(I* index, const U* code, U* flat_code, index_t n,
         lane_indices(index, g.out_plane, static_cast<const U*>(flat_code), n, 1, n, first_plane,
                      count, spec, g.in_plane);
     } else {
-        // (A few outputs: read in place, a plane's loop costing more than its stores.)
+        // (A few outputs: by few_lane_indices for 8- and 16-bit codes where it applies, else
+        // read in place, a plane's loop costing more than its stores.)
+        if constexpr (sizeof(U) <= 2) {
+            static_assert(L == (sizeof(U) == 1 ? 32 : 16), "the lanes of the codes' width");
+            if (few_lane_indices(index, code, n, first_plane, count, spec, g)) return;
+        }
         lane_indices(index, g.out_plane, code, 1, L, n, first_plane, count, spec, g.in_plane);
     }
 }
@@ -372,47 +447,6 @@ void max_planes_lanes(const Src* x, S* out, I* index_out, index_t first_plane, i
     }
 }
 
-// In the AVX2 build, index[0 .. count * n) for planes [0, count) (count <= 16) of n < 8
-// outputs each (the whole plane: n == g.out_plane) from their winners' uint16 codes
-// code[k * 16 + p], when the offsets do not wrap and the planes' terms are all 0 or do not
-// wrap within the group (spec): each lane's codes plus its plane's offset in the group (16
-// planes of at most 4096 elements fit in 16 bits), out of the lanes by untranspose_few16,
-// then one run of base + offset for the group, rather than lane_indices's loops over planes
-// and outputs. Returns whether it wrote them.
-template <class I>
-inline bool few_half_lane_indices(I* index, const std::uint16_t* code, std::uint16_t* flat_code,
-                                  index_t n, index_t first_plane, index_t count,
-                                  const IndexSpec& spec, const Geometry& g) {
-#if OVPOOL_CORE_HAVE_AVX2
-    const index_t in_plane = g.in_plane;
-    const std::int64_t plane_at = first_plane % spec.plane_modulus;
-    // (Plane terms of one plane's indices alone, plane_modulus 1, are all 0.)
-    const bool one_plane = spec.plane_modulus == 1;
-    if (n >= simd::block_side<2> || n != g.out_plane || spec.offset_modulus < in_plane ||
-        (!one_plane && plane_at + count > spec.plane_modulus) || in_plane > 4096) {
-        return false;
-    }
-    const __m256i plane_offset =
-        one_plane ? _mm256_setzero_si256()
-                  : _mm256_mullo_epi16(
-                        _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                        _mm256_set1_epi16(static_cast<std::int16_t>(in_plane)));
-    simd::untranspose_few16(code, n, flat_code, plane_offset);
-    const index_t total = count * n;
-    const std::int64_t base = plane_at * in_plane;
-    for (index_t j = simd::codes_plus_base(index, static_cast<const std::uint16_t*>(flat_code),
-                                           base, total);
-         j < total; ++j) {
-        index[j] = static_cast<I>(base + static_cast<std::int64_t>(flat_code[j]));
-    }
-    return true;
-#else
-    (void)index, (void)code, (void)flat_code, (void)n, (void)first_plane, (void)count,
-        (void)spec, (void)g;
-    return false;
-#endif
-}
-
 // 16-bit floats (S float16 or bfloat16, with an empty value whose key empty_key is neither 0
 // nor half_nan_key) as max_planes_lanes pools them, on their int16 keys (max_coded.hpp's
 // half_key) rather than widened to float32: sixteen planes of keys and uint16 codes fill one
@@ -468,9 +502,7 @@ void max_half_planes_lanes(const S* x, S* out, I* index_out, index_t first_plane
                 }
             }
         }
-        if (index_out != nullptr &&
-            !few_half_lane_indices(index_out, static_cast<const U*>(code), flat_code, n,
-                                   first_plane, count, spec, g)) {
+        if (index_out != nullptr) {
             lanes_out_indices<L>(index_out + k0, static_cast<const U*>(code), flat_code, n,
                                  first_plane, count, spec, g);
         }

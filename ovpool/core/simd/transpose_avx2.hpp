@@ -187,35 +187,44 @@ inline void transpose8x8_epi16(V* m) {
 template <int Bytes>
 constexpr index_t block_side = Bytes == 2 ? 8 : 32 / Bytes;
 
-// dst[i][k] = src[k][i] for i, k in [0, block_side<Bytes>): each src[k] and dst[i] points to
-// one row of block_side elements of Bytes (2, 4 or 8) bytes.
-template <int Bytes>
-inline void transpose_block(const void* const* src, void* const* dst) {
+// dst_row(i)[k] = src_row(k)[i] for i, k in [0, block_side<Bytes>): src_row(k) and
+// dst_row(i) give the address (const void* / void*) of one row of block_side elements of
+// Bytes (2, 4 or 8) bytes.
+template <int Bytes, class SrcRow, class DstRow>
+inline void transpose_rows(const SrcRow& src_row, const DstRow& dst_row) {
     static_assert(Bytes == 2 || Bytes == 4 || Bytes == 8, "2-, 4- or 8-byte elements");
     if constexpr (Bytes == 2) {
         __m128i m[8];
         for (int k = 0; k < 8; ++k) {
-            m[k] = _mm_loadu_si128(static_cast<const __m128i*>(src[k]));
+            m[k] = _mm_loadu_si128(static_cast<const __m128i*>(src_row(k)));
         }
         transpose8x8_epi16(m);
-        for (int i = 0; i < 8; ++i) _mm_storeu_si128(static_cast<__m128i*>(dst[i]), m[i]);
+        for (int i = 0; i < 8; ++i) _mm_storeu_si128(static_cast<__m128i*>(dst_row(i)), m[i]);
     } else if constexpr (Bytes == 4) {
         __m256 m[8];
-        for (int k = 0; k < 8; ++k) m[k] = _mm256_loadu_ps(static_cast<const float*>(src[k]));
+        for (int k = 0; k < 8; ++k) m[k] = _mm256_loadu_ps(static_cast<const float*>(src_row(k)));
         transpose8x8(m);
-        for (int k = 0; k < 8; ++k) _mm256_storeu_ps(static_cast<float*>(dst[k]), m[k]);
+        for (int k = 0; k < 8; ++k) _mm256_storeu_ps(static_cast<float*>(dst_row(k)), m[k]);
     } else {
         __m256d r[4], t[4];
-        for (int k = 0; k < 4; ++k) r[k] = _mm256_loadu_pd(static_cast<const double*>(src[k]));
+        for (int k = 0; k < 4; ++k) r[k] = _mm256_loadu_pd(static_cast<const double*>(src_row(k)));
         t[0] = _mm256_unpacklo_pd(r[0], r[1]);
         t[1] = _mm256_unpackhi_pd(r[0], r[1]);
         t[2] = _mm256_unpacklo_pd(r[2], r[3]);
         t[3] = _mm256_unpackhi_pd(r[2], r[3]);
-        _mm256_storeu_pd(static_cast<double*>(dst[0]), _mm256_permute2f128_pd(t[0], t[2], 0x20));
-        _mm256_storeu_pd(static_cast<double*>(dst[1]), _mm256_permute2f128_pd(t[1], t[3], 0x20));
-        _mm256_storeu_pd(static_cast<double*>(dst[2]), _mm256_permute2f128_pd(t[0], t[2], 0x31));
-        _mm256_storeu_pd(static_cast<double*>(dst[3]), _mm256_permute2f128_pd(t[1], t[3], 0x31));
+        const __m256d rows[4] = {_mm256_permute2f128_pd(t[0], t[2], 0x20),
+                                 _mm256_permute2f128_pd(t[1], t[3], 0x20),
+                                 _mm256_permute2f128_pd(t[0], t[2], 0x31),
+                                 _mm256_permute2f128_pd(t[1], t[3], 0x31)};
+        for (int i = 0; i < 4; ++i) _mm256_storeu_pd(static_cast<double*>(dst_row(i)), rows[i]);
     }
+}
+
+// dst[i][k] = src[k][i] for i, k in [0, block_side<Bytes>): each src[k] and dst[i] points to
+// one row of block_side elements of Bytes (2, 4 or 8) bytes.
+template <int Bytes>
+inline void transpose_block(const void* const* src, void* const* dst) {
+    transpose_rows<Bytes>([&](int k) { return src[k]; }, [&](int i) { return dst[i]; });
 }
 
 }  // namespace simd
