@@ -3,7 +3,8 @@ few for the plane blocks, through their vector loops: 16-bit float runs widened 
 (every float16 / bfloat16 sum of runs), dense sums for 16-bit floats strided two apart along
 rows, windows strided along rows summed eight rows at a time in columns
 (simd/avg_columns_avx2.hpp: float32 sums of float32 / float16 / bfloat16 rows, int32 sums
-of int8 / uint8 rows and of int32 partial sums; groups of
+of int8 / uint8 rows and of int32 partial sums, int16 ones, sixteen rows at a time, of
+int8 / uint8 rows and of int16 partial sums; groups of
 eight rows and a last group of fewer, rows longer than the columns held at once, wide
 dilations), float windows of one to four taps strided 2 to 4 apart summed eight windows at
 a time from blends or shuffles of each tap's loads, int8 / uint8 rows strided 2 to 4 apart
@@ -127,9 +128,10 @@ EIGHT_BIT_ORDERS = [
 ]
 
 
-# int8 / uint8 windows strided along rows, summed in int32 eight rows at a time in columns
-# (simd/avg_columns_avx2.hpp in AVX2 builds): the input rows themselves (one axis, or a last
-# axis summed first), and int32 partial sums of earlier passes (three axes, outermost first);
+# int8 / uint8 windows strided along rows, summed in columns (simd/avg_columns_avx2.hpp in
+# AVX2 builds; in int16, sixteen rows at a time, when the window volume allows, else in int32,
+# eight rows at a time, as the last two cases do): the input rows themselves (one axis, or a
+# last axis summed first), and partial sums of earlier passes (three axes, outermost first);
 # two taps, wide dilations, groups of fewer than eight rows and rows longer than the columns
 # held at once; blocks of 16 rows or more (fewer go row by row: 2x12x854 has blocks of 19
 # rows and of 5), and one-tap windows (a plain subsample: a strided copy, see SUBSAMPLES).
@@ -144,13 +146,40 @@ EIGHT_BIT_COLUMNS = [
      "ceil_torch", "explicit"),
     ((1, 2, 13, 11, 20), (6, 2, 3), (4, 4, 3), (1, 0, 0), (2, 0, 1), (1, 1, 3),
      "ceil_torch", "explicit"),
+    # int32 columns: a window volume of 250 (int16 for int8, int32 for uint8) and of 300
+    ((1, 2, 5, 7, 45), (5, 5, 10), (1, 1, 2), (0, 2, 1), (0, 2, 0), (1, 1, 2), "floor",
+     "explicit"),
+    ((1, 20, 700), (300,), (2,), (0,), (0,), (1,), "floor", "explicit"),
+]
+
+# int8 / uint8 windows strided two or more apart, of two taps or more, whose partial sums
+# stay within int16 and whose last axis is summed last (or alone): the passes sum in int16,
+# the last axis sixteen rows at a time in columns (simd/avg_columns_avx2.hpp's
+# columns_last_axis16, AVX2 builds; int32 columns before): the sweep's planes of 31x31x17
+# and of 13x11x20 (the int16 partial sums of two earlier passes; fewer than eight windows a
+# row, dilated taps, windows clipped by the padding), 1-D rows of bytes (a last group of
+# fewer than sixteen rows; rows longer than the columns held at once), and window volumes of
+# 128 (the most in int16 for uint8) and 250 (int8 only).
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
+EIGHT_BIT_SHORT_COLUMNS = [
+    ((1, 4, 31, 31, 17), (7, 7, 2), (4, 1, 2), (0, 0, 1), (0, 5, 0), (1, 2, 3), "ceil_torch",
+     "explicit"),
+    ((1, 22, 13, 11, 20), (6, 2, 3), (4, 4, 3), (1, 0, 0), (2, 0, 1), (1, 1, 3), "ceil_torch",
+     "explicit"),
+    ((1, 21, 300), (3,), (2,), (1,), (2,), (5,), "floor", "explicit"),
+    ((1, 20, 600), (4,), (4,), (3,), (0,), (7,), "ceil", "explicit"),
+    ((1, 5, 4, 6, 41), (4, 4, 8), (1, 2, 3), (1, 0, 2), (0, 1, 3), (1, 1, 2), "floor",
+     "explicit"),
+    ((1, 3, 5, 7, 45), (5, 5, 10), (1, 1, 2), (0, 2, 1), (0, 2, 0), (1, 1, 2), "floor",
+     "explicit"),
 ]
 
 
 # int8 / uint8 windows strided 2 to 4 apart along rows that go row by row (fewer than 16 rows,
 # one-tap windows with an empty one at the end, or two taps three or four apart, which the
-# dense sums leave), summed eight windows at a time from 16-byte loads (AVX2 builds), the last
-# windows of the last row one at a time (the loads would read past the input).
+# dense sums leave), summed eight windows at a time from 16-byte loads (AVX2 builds; int16
+# sums when the window volume allows, int32 for the last case's 260 taps), the last windows
+# of the last row one at a time (the loads would read past the input).
 # (shape, kernel, strides, pads_begin, pads_end, dilations, rounding, auto_pad)
 EIGHT_BIT_STRIDED = [
     ((1, 9, 203), (2,), (3,), (0,), (1,), (5,), "floor", "explicit"),
@@ -158,6 +187,7 @@ EIGHT_BIT_STRIDED = [
     ((1, 10, 150), (5,), (2,), (2,), (2,), (1,), "floor", "explicit"),
     ((1, 9, 41), (3,), (2,), (1,), (0,), (2,), "ceil", "explicit"),
     ((1, 2, 7, 67), (2, 3), (1, 2), (0, 1), (1, 1), (1, 3), "floor", "explicit"),
+    ((1, 9, 800), (260,), (2,), (0,), (0,), (1,), "floor", "explicit"),
 ]
 
 # int8 / uint8 planes some of whose inputs are in no window: the plane blocks up to
@@ -267,7 +297,8 @@ def _pool_eight_bit(case, x):
 @pytest.mark.parametrize("dtype", ["int8", "uint8"])
 @pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
                          EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS + EIGHT_BIT_SHORT +
-                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED + EIGHT_BIT_EMPTY_WINDOWS)
+                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED + EIGHT_BIT_EMPTY_WINDOWS +
+                         EIGHT_BIT_SHORT_COLUMNS)
 def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
     """Random values and whole rows and planes at the type's extremes (the largest sums),
     both divisor rules: the oracle's values, rounded half to even."""
@@ -286,7 +317,8 @@ def test_eight_bit_passes_in_any_order_match_the_oracle(dtype, case):
 
 @pytest.mark.parametrize("case", EIGHT_BIT_ORDERS + EIGHT_BIT_COLUMNS + EIGHT_BIT_STRIDED +
                          EIGHT_BIT_SPARSE + EIGHT_BIT_RUNS + EIGHT_BIT_SHORT +
-                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED + EIGHT_BIT_EMPTY_WINDOWS)
+                         EIGHT_BIT_PICKED + EIGHT_BIT_SHORT_STRIDED + EIGHT_BIT_EMPTY_WINDOWS +
+                         EIGHT_BIT_SHORT_COLUMNS)
 def test_eight_bit_passes_in_any_order_keep_their_bits(monkeypatch, case):
     """Each plane gets the bytes of that plane alone, with one or two threads (row parts for
     the few-plane calls), and both builds agree."""

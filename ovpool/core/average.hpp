@@ -809,12 +809,19 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
             return;
         }
     }
-    if constexpr (simd::has_prefix_columns16<Src, A>) {
+    if constexpr (simd::has_columns16<Src, A>) {
         // int16 sums of irregular (adaptive) windows: sixteen rows at a time, each window the
         // difference of two running sums (simd/avg_columns_avx2.hpp), from four rows on as
         // the int32 columns below.
         if (outer >= 4 && simd::prefix_columns_suit(w)) {
             simd::prefix_columns_last_axis16(src, dst, w, outer);
+            return;
+        }
+        // int16 sums of regular windows strided two or more apart: sixteen rows at a time in
+        // columns, from 16 rows on (as the int32 columns below), rather than from dense sums
+        // or one strided element at a time.
+        if (outer >= 16 && simd::short_columns_suit(w)) {
+            simd::columns_last_axis16(src, dst, w, outer);
             return;
         }
     }
@@ -1465,11 +1472,21 @@ inline bool short_passes_suit(const Geometry& g) {
         if (g.naxes < 1 || !sums_fit<std::int16_t>(g, narrow_avg_accumulator<S>::largest)) return false;
         AxisTable w = axis_table(g, g.naxes - 1);
         bool irregular = false;  // (summed by running sums in the AVX2 build: see sum_last_axis)
+        bool strided = false;    // (summed in int16 columns in the AVX2 build: see sum_last_axis)
 #if OVPOOL_CORE_HAVE_AVX2
         irregular = simd::prefix_columns_suit(w);
+        // Strided windows the int16 columns take, whatever their number, when the last axis
+        // is summed last (or alone): every earlier pass then sums rows of w.length > 16
+        // elements, in whole int16 vectors (int8 4x22x13x11x20 k6,2,3 s4,4,3 d1,1,3, which
+        // took int32 passes and columns: see simd::columns_last_axis16).
+        if (w.length > 16 && simd::short_columns_suit(w)) {
+            const PassOrder order = cheapest_pass_order(g);
+            strided = order.count >= 1 && order.axis[order.count - 1] == g.naxes - 1;
+        }
 #endif
-        return (w.step == 1 || dense_strided_sums<S, std::int16_t>(w) || irregular) &&
-               w.length > 16 && w.out_len > 16;
+        return ((w.step == 1 || dense_strided_sums<S, std::int16_t>(w) || irregular) &&
+                w.length > 16 && w.out_len > 16) ||
+               strided;
     } else {
         (void)g;
         return false;

@@ -386,10 +386,11 @@ inline void run_sums4(const Src* x, index_t pitch, index_t n, float* sums) {
     sums[3] = s3;
 }
 
-// Whether strided_sums8<Src, A> exists: int32 sums of int8 / uint8 inputs.
+// Whether strided_sums8<Src, A> exists: int32 or int16 sums of int8 / uint8 inputs.
 template <class Src, class A>
 constexpr bool has_strided_sums8 =
-    std::is_same<A, std::int32_t>::value && std::is_integral<Src>::value && sizeof(Src) == 1;
+    (std::is_same<A, std::int32_t>::value || std::is_same<A, std::int16_t>::value) &&
+    std::is_integral<Src>::value && sizeof(Src) == 1;
 
 // The pshufb mask that picks bytes 0, step, 2 * step and 3 * step (step <= 4) of 16.
 inline __m128i strided_pick(index_t step) {
@@ -407,10 +408,11 @@ inline const Src* strided_sums8_reach(const Src* p, index_t step, index_t dil, i
 // out[k] = 0 + p[k * step] + p[k * step + dil] + ... (`taps` taps) for k < 8, one-byte inputs
 // 2 to 4 apart (`pick`: strided_pick(step)), in int32: each tap of the eight windows from two
 // 16-byte loads (windows 0-3 and 4-7), its bytes picked and widened. Reads up to
-// strided_sums8_reach. Integer sums: exact, so the same as one tap at a time in any order.
-template <class Src>
+// strided_sums8_reach. Integer sums: exact, so the same as one tap at a time in any order;
+// int16 sums (A) narrowed from the int32 ones at the store, which the caller's sums fit.
+template <class Src, class A>
 inline void strided_sums8(const Src* p, __m128i pick, index_t step, index_t dil, index_t taps,
-                          std::int32_t* out) {
+                          A* out) {
     __m256i total = _mm256_setzero_si256();
     for (index_t t = 0; t < taps; ++t, p += dil) {
         __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), pick);
@@ -420,7 +422,13 @@ inline void strided_sums8(const Src* p, __m128i pick, index_t step, index_t dil,
         total = _mm256_add_epi32(total, std::is_signed<Src>::value ? _mm256_cvtepi8_epi32(bytes)
                                                                    : _mm256_cvtepu8_epi32(bytes));
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), total);
+    if constexpr (std::is_same<A, std::int16_t>::value) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                         _mm_packs_epi32(_mm256_castsi256_si128(total),
+                                         _mm256_extracti128_si256(total, 1)));
+    } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), total);
+    }
 }
 
 // Whether last_axis_rows8<Src, A> exists: float32 and int32 sums.

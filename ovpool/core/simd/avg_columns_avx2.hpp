@@ -242,10 +242,10 @@ inline void columns_last_axis(const Src* src, A* dst, const AxisTable& w, index_
     });
 }
 
-// Whether prefix_columns_last_axis16 exists for Src rows: int16 sums of int8 / uint8 inputs
-// or of an earlier pass's int16 sums.
+// Whether the int16 columns (prefix_columns_last_axis16, columns_last_axis16) exist for Src
+// rows: int16 sums of int8 / uint8 inputs or of an earlier pass's int16 sums.
 template <class Src, class A>
-constexpr bool has_prefix_columns16 =
+constexpr bool has_columns16 =
     std::is_same<A, std::int16_t>::value && std::is_integral<Src>::value &&
     (sizeof(Src) == 1 || std::is_same<Src, std::int16_t>::value);
 
@@ -253,6 +253,13 @@ constexpr bool has_prefix_columns16 =
 // adjacent taps (each window a difference of two running sums), as columns_suit allows.
 inline bool prefix_columns_suit(const AxisTable& w) {
     return w.dil == 1 && columns_irregular(w) && columns_suit(w, true);
+}
+
+// Whether columns_last_axis16 takes the windows of w: regular windows of two taps or more
+// strided two or more apart (any dilation), as columns_suit allows (one-tap windows, a plain
+// subsample, gain nothing from the transposes, as in the int32 columns).
+inline bool short_columns_suit(const AxisTable& w) {
+    return w.step >= 2 && w.taps > 1 && !columns_irregular(w) && columns_suit(w, true);
 }
 
 // Eight elements at column `at` of each of sixteen rows as int16 lanes: m[p] holds row p's in
@@ -269,6 +276,65 @@ inline void rows16_as_short(const Src* const* row, index_t at, __m256i* m) {
     }
 }
 
+// f(c, column) for each column c0 <= c < c1 of sixteen rows of `length` >= 8 elements, left
+// to right (column: the rows' elements c as int16, row r in lane r), eight columns to a
+// transpose; the last ones out of the row's eight from min(c, length - 8), within the row.
+template <class Src, class F>
+OVPOOL_FORCE_INLINE inline void for_columns16(const Src* const* row, index_t length, index_t c0,
+                                              index_t c1, const F& f) {
+    index_t c = c0;
+    for (; c + 8 <= c1; c += 8) {
+        __m256i m[8];
+        rows16_as_short(row, c, m);
+        transpose8x8_epi16(m);
+        for (index_t k = 0; k < 8; ++k) f(c + k, m[k]);
+    }
+    if (c < c1) {
+        const index_t first = std::min(c, length - 8);
+        __m256i m[8];
+        rows16_as_short(row, first, m);
+        transpose8x8_epi16(m);
+        for (index_t k = c - first; k < 8 && first + k < c1; ++k) f(first + k, m[k]);
+    }
+}
+
+// The sums of windows jt .. jt + n - 1 (n <= 8; sums[k]: window jt + k's, row r in lane r)
+// stored into the first `rows` of sixteen rows of sums from d (rows of out_len), transposed
+// back (sums is overwritten).
+inline void store_windows16(__m256i* sums, index_t rows, std::int16_t* d, index_t out_len,
+                            index_t jt, index_t n) {
+    transpose8x8_epi16(sums);
+    for (index_t r = 0; r < 8; ++r) {
+        const __m128i halves[2] = {_mm256_castsi256_si128(sums[r]),
+                                   _mm256_extracti128_si256(sums[r], 1)};
+        for (index_t h = 0; h < 2; ++h) {
+            if (r + 8 * h >= rows) continue;
+            std::int16_t* out = d + (r + 8 * h) * out_len + jt;
+            if (n == 8) {
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(out), halves[h]);
+            } else {
+                alignas(16) std::int16_t part[8];
+                _mm_store_si128(reinterpret_cast<__m128i*>(part), halves[h]);
+                std::copy(part, part + n, out);
+            }
+        }
+    }
+}
+
+// windows8(jt, n) over the windows [j0, j1) of a piece, eight at a time: fewer than eight in
+// one call, else groups of eight, the last one overlapping the one before when j1 - j0 is not
+// a multiple of eight (it rewrites the same sums).
+template <class F>
+OVPOOL_FORCE_INLINE inline void for_window_groups8(index_t j0, index_t j1, const F& windows8) {
+    if (j1 - j0 < 8) {
+        windows8(j0, j1 - j0);
+        return;
+    }
+    index_t jt = j0;
+    for (; jt + 8 <= j1; jt += 8) windows8(jt, 8);
+    if (jt < j1) windows8(j1 - 8, 8);
+}
+
 // The windows of w over `outer` rows of src summed in int16, sixteen rows at a time: the rows
 // are transposed into columns (one vector of sixteen rows per column), the columns' running
 // sums stored, and each window's sums are the difference of the running sums at its two ends,
@@ -278,7 +344,7 @@ inline void rows16_as_short(const Src* const* row, index_t at, __m256i* m) {
 // window costs one subtraction, whatever its taps, and no loop of its own (adaptive 652 -> 81
 // windows of 9 or 10 taps, in int32 columns: about 300K instructions a call for 213 rows).
 // A last group of fewer rows repeats its last row in the lanes past it, whose sums are not
-// stored. The caller checks has_prefix_columns16 and prefix_columns_suit.
+// stored. The caller checks has_columns16 and prefix_columns_suit.
 template <class Src>
 inline void prefix_columns_last_axis16(const Src* src, std::int16_t* dst, const AxisTable& w,
                                        index_t outer) {
@@ -289,35 +355,16 @@ inline void prefix_columns_last_axis16(const Src* src, std::int16_t* dst, const 
     for_row_groups<16>(src, w, outer, [&](const Src* const* row, index_t rows, index_t o,
                                           const ColumnPiece& piece) OVPOOL_FORCE_INLINE {
         std::int16_t* d = dst + o * out_len;
-        const index_t j0 = piece.j0, j1 = piece.j1, c0 = piece.c0, c1 = piece.c1;
-        __m256i total = _mm256_setzero_si256();
+        const index_t c0 = piece.c0, c1 = piece.c1;
         if (c0 < c1) {
+            __m256i total = _mm256_setzero_si256();
             _mm256_store_si256(at(0), total);
-            index_t c = c0;
-            for (; c + 8 <= c1; c += 8) {
-                __m256i m[8];
-                rows16_as_short(row, c, m);
-                transpose8x8_epi16(m);
-                for (index_t k = 0; k < 8; ++k) {
-                    total = _mm256_add_epi16(total, m[k]);
-                    _mm256_store_si256(at(c - c0 + k + 1), total);
-                }
-            }
-            if (c < c1) {
-                // The last columns out of the eight from `first` (within the row:
-                // length >= 8), the ones before c already summed.
-                const index_t first = std::min(c, length - 8);
-                __m256i m[8];
-                rows16_as_short(row, first, m);
-                transpose8x8_epi16(m);
-                for (index_t k = c - first; k < 8 && first + k < c1; ++k) {
-                    total = _mm256_add_epi16(total, m[k]);
-                    _mm256_store_si256(at(first + k - c0 + 1), total);
-                }
-            }
+            for_columns16(row, length, c0, c1, [&](index_t c, __m256i column) {
+                total = _mm256_add_epi16(total, column);
+                _mm256_store_si256(at(c - c0 + 1), total);
+            });
         }
-        // Windows jt .. jt + 7 (n of them stored) of the sixteen rows.
-        auto windows8 = [&](index_t jt, index_t n) {
+        for_window_groups8(piece.j0, piece.j1, [&](index_t jt, index_t n) {
             __m256i sums[8];
             for (index_t k = 0; k < 8; ++k) {
                 const index_t j = jt + k;
@@ -328,31 +375,59 @@ inline void prefix_columns_last_axis16(const Src* src, std::int16_t* dst, const 
                                                _mm256_load_si256(at(b)));
                 }
             }
-            transpose8x8_epi16(sums);
-            for (index_t r = 0; r < 8; ++r) {
-                const __m128i halves[2] = {_mm256_castsi256_si128(sums[r]),
-                                           _mm256_extracti128_si256(sums[r], 1)};
-                for (index_t h = 0; h < 2; ++h) {
-                    if (r + 8 * h >= rows) continue;
-                    std::int16_t* out = d + (r + 8 * h) * out_len + jt;
-                    if (n == 8) {
-                        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), halves[h]);
-                    } else {
-                        alignas(16) std::int16_t part[8];
-                        _mm_store_si128(reinterpret_cast<__m128i*>(part), halves[h]);
-                        std::copy(part, part + n, out);
+            store_windows16(sums, rows, d, out_len, jt, n);
+        });
+    });
+}
+
+// The windows of w over `outer` rows of src summed in int16, sixteen rows at a time in
+// columns, as columns_last_axis sums eight rows in int32: the rows transposed into columns
+// (one vector of sixteen rows per column), each window's taps added in window order, one
+// vector addition per tap for sixteen rows, the sums transposed back. For regular strided
+// windows of any dilation, which the running sums above do not take (a dilated window is no
+// difference of two of them); the passes summed these in int32 columns, eight rows a vector,
+// with every earlier pass in int32 too (uint8 4x4x31x31x17 k7,7,2 s4,1,2 d1,2,3). Exact sums
+// when they fit int16, which the caller guarantees (short_passes_suit). A last group of fewer
+// rows repeats its last row in the lanes past it, whose sums are not stored. The caller checks
+// has_columns16 and short_columns_suit.
+template <class Src>
+inline void columns_last_axis16(const Src* src, std::int16_t* dst, const AxisTable& w,
+                                index_t outer) {
+    alignas(32) std::int16_t cols[columns_room * 16];
+    const index_t length = w.length, out_len = w.out_len, dil = w.dil, step = w.step;
+    auto at = [&](index_t column) { return reinterpret_cast<const __m256i*>(cols + column * 16); };
+    for_row_groups<16>(src, w, outer, [&](const Src* const* row, index_t rows, index_t o,
+                                          const ColumnPiece& piece) OVPOOL_FORCE_INLINE {
+        std::int16_t* d = dst + o * out_len;
+        const index_t c0 = piece.c0, c1 = piece.c1;
+        if (c0 < c1) {
+            for_columns16(row, length, c0, c1, [&](index_t c, __m256i column) {
+                _mm256_store_si256(reinterpret_cast<__m256i*>(cols + (c - c0) * 16), column);
+            });
+        }
+        for_window_groups8(piece.j0, piece.j1, [&](index_t jt, index_t n) {
+            __m256i acc[8];
+            for (index_t k = 0; k < 8; ++k) acc[k] = _mm256_setzero_si256();
+            if (n == 8 && jt >= w.lo && jt + 8 <= w.hi) {
+                // Eight full windows: taps `step` columns apart from one window to the next.
+                const __m256i* p = at(w.begin[jt] - c0);
+                for (index_t t = 0; t < w.taps; ++t, p += dil) {
+                    for (index_t k = 0; k < 8; ++k) {
+                        acc[k] = _mm256_add_epi16(acc[k], _mm256_load_si256(p + k * step));
+                    }
+                }
+            } else {
+                for (index_t k = 0; k < n; ++k) {
+                    const index_t j = jt + k;
+                    if (w.count[j] == 0) continue;
+                    const __m256i* p = at(w.begin[j] - c0);
+                    for (index_t t = 0; t < w.count[j]; ++t) {
+                        acc[k] = _mm256_add_epi16(acc[k], _mm256_load_si256(p + t * dil));
                     }
                 }
             }
-        };
-        if (j1 - j0 < 8) {
-            windows8(j0, j1 - j0);
-            return;
-        }
-        index_t jt = j0;
-        for (; jt + 8 <= j1; jt += 8) windows8(jt, 8);
-        // (the last ones as the last eight, overlapping sums already written)
-        if (jt < j1) windows8(j1 - 8, 8);
+            store_windows16(acc, rows, d, out_len, jt, n);
+        });
     });
 }
 
