@@ -624,11 +624,37 @@ UNIT_STEP_ROWS = [
 ]
 
 
+# Strided windows along an axis before the last, over rows of more than 16 elements (the
+# axes after it: core/average.hpp's sum_full_window_rows with inner > 1): each full window
+# one sweep of its tap count (one to eight taps, and nine, which sum_rows takes), the edge
+# windows a run each; 2-D and 3-D planes, strides 2 to 4, dilations.
+# (shape, kernel, strides, pads_begin, pads_end, dilations, rounding)
+STRIDED_OUTER_AXES = [
+    ((2, 3, 61, 42), (2, 1), (3, 2), (1, 0), (0, 0), (3, 1), "ceil"),  # sweep #113's windows
+    ((1, 2, 40, 70), (8, 3), (3, 1), (2, 1), (3, 1), (1, 1), "floor"),
+    ((1, 2, 30, 33), (1, 2), (2, 1), (0, 0), (0, 1), (1, 1), "floor"),
+    ((1, 1, 50, 20), (9, 3), (2, 1), (4, 1), (4, 1), (1, 1), "floor"),
+    ((1, 2, 23, 5, 7), (3, 2, 2), (2, 1, 1), (1, 0, 0), (1, 0, 0), (2, 1, 1), "ceil"),
+    ((1, 3, 41, 17), (5, 3), (4, 2), (0, 1), (2, 1), (1, 1), "ceil"),
+]
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
 @pytest.mark.parametrize("case", UNIT_STEP_ROWS)
 def test_unit_step_rows_with_edge_columns_match_the_oracle(dtype, case):
     """Small integers (exact sums), -0, NaN and infinities for floats, with both divisor
     rules and ONNX's count_include_pad."""
+    _assert_rows_match_the_oracle(dtype, case)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("case", STRIDED_OUTER_AXES)
+def test_strided_outer_axes_match_the_oracle(dtype, case):
+    """The same values as above through windows strided along the first axes."""
+    _assert_rows_match_the_oracle(dtype, case)
+
+
+def _assert_rows_match_the_oracle(dtype, case):
     shape, kernel, strides, begin, end, dil, rounding = case
     dtype = _dtype(dtype)
     rng = np.random.default_rng(61)
@@ -648,6 +674,16 @@ def test_unit_step_rows_with_edge_columns_match_the_oracle(dtype, case):
 def test_unit_step_rows_with_edge_columns_keep_their_bits(monkeypatch, case):
     """Random values (float sums that round): the same bits with one or two threads, for each
     plane alone, and in both builds."""
+    _assert_rows_keep_their_bits(monkeypatch, case)
+
+
+@pytest.mark.parametrize("case", STRIDED_OUTER_AXES)
+def test_strided_outer_axes_keep_their_bits(monkeypatch, case):
+    """As above, through windows strided along the first axes."""
+    _assert_rows_keep_their_bits(monkeypatch, case)
+
+
+def _assert_rows_keep_their_bits(monkeypatch, case):
     from ovpool import pooling
     monkeypatch.setattr(pooling, "_BYTES_PER_THREAD", 1)  # two threads even for these
     shape, kernel, strides, begin, end, dil, rounding = case

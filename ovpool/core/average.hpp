@@ -154,7 +154,11 @@ inline void accumulate_row(A* acc, const Src* row, index_t n) {
 // dst[i] = (Add ? dst[i] : 0) + r[i] + r[gap + i] + ... over M runs (r = first), in that
 // order, in one sweep over dst. dst never overlaps the runs (the passes read one buffer and
 // write another); saying so lets the compiler vectorise without checking five pointers.
+// Always inlined: sum_rows and sum_full_window_rows both call it, and a second caller made gcc
+// leave 16-bit float sweeps out of line in sum_rows (a call and register saves per run: float16
+// 8x12x61x42 k2,1 +16K instructions a call).
 template <int M, bool Add, class Src, class A>
+OVPOOL_FORCE_INLINE
 inline void sweep_rows(A* __restrict dst, const Src* first, index_t gap, index_t n) {
     const Src* r0 = first;
     const Src* r1 = first + (M > 1 ? gap : 0);
@@ -743,32 +747,46 @@ void sum_edge_columns(const Src* src, A* dst, const AxisTable& w, index_t outer)
     }
 }
 
-// The full windows [lo, hi) of `outer` rows along their contiguous axis at unit step, one
-// sum_rows a row. With AVX2, sum_rows sums float runs of one to eight taps in one
-// sweep_rows<taps>: for float32 rows (inputs, or a float pass's partial sums) that is called
-// here with the tap count picked once, not once a row. (Not for 16-bit float rows: their
-// sweeps then stopped being inlined into sum_rows elsewhere, float16 8x12x61x42 k2,1
-// +16K instructions a call.)
+// The full windows [lo, hi) of `outer` rows of a pass viewed as (outer, length, inner): at
+// unit step a row's full windows are one run of (hi - lo) * inner sums (windows along the
+// contiguous last axis: inner == 1), else each window is its own run of `inner` sums (strided
+// windows along an axis before the last). With AVX2, float sums of one to eight taps go
+// straight to sweep_rows<taps> with the tap count picked once, the sweep sum_rows would pick
+// for each run (float16 8x12x61x42 k2,1 s3,2 d3,1: 2016 windows of 42 sums a call, each
+// paying sum_rows' dispatch, about half the instructions of its additions).
 template <class Src, class A>
-void sum_full_window_rows(const Src* src, A* dst, const AxisTable& w, index_t outer) {
-    const index_t n = w.hi - w.lo;
+void sum_full_window_rows(const Src* src, A* dst, const AxisTable& w, index_t outer,
+                          index_t inner = 1) {
+    const bool unit = w.step == 1;
+    const index_t runs = w.hi - w.lo, n = unit ? runs * inner : inner, gap = w.dil * inner;
+    const index_t row_in = w.length * inner, row_out = w.out_len * inner;
+    const index_t next = w.step * inner;
+    A* const d0 = dst + w.lo * inner;
+    const Src* const s0 = src + w.begin[w.lo] * inner;
+    // (the unit-step rows without a loop over runs: bfloat16 4480 rows of 56 sums a call paid
+    // 27 more instructions a row for one)
+    auto each_run = [&](auto sum) {
+        if (unit) {
+            for (index_t o = 0; o < outer; ++o) sum(d0 + o * row_out, s0 + o * row_in);
+            return;
+        }
+        for (index_t o = 0; o < outer; ++o) {
+            for (index_t r = 0; r < runs; ++r) {
+                sum(d0 + o * row_out + r * inner, s0 + o * row_in + r * next);
+            }
+        }
+    };
 #if OVPOOL_CORE_HAVE_AVX2
-    if constexpr (std::is_same<A, float>::value && std::is_same<Src, float>::value) {
+    if constexpr (std::is_same<A, float>::value) {
         auto rows = [&](auto taps) {
             constexpr int M = decltype(taps)::value;
-            for (index_t o = 0; o < outer; ++o) {
-                sweep_rows<M, false>(dst + o * w.out_len + w.lo,
-                                     src + o * w.length + w.begin[w.lo], w.dil, n);
-            }
+            each_run([&](A* d, const Src* s) { sweep_rows<M, false>(d, s, gap, n); });
             return true;
         };
         if (with_constant<1, 8>(w.taps, rows)) return;
     }
 #endif
-    for (index_t o = 0; o < outer; ++o) {
-        sum_rows(dst + o * w.out_len + w.lo, src + o * w.length + w.begin[w.lo], w.dil, w.taps,
-                 n);
-    }
+    each_run([&](A* d, const Src* s) { sum_rows(d, s, gap, w.taps, n); });
 }
 
 // sum_pass for the last axis, where windows run along contiguous memory. Full windows are
@@ -969,8 +987,10 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
         if constexpr (std::is_same<A, float>::value && simd::has_sum_rows16<Src, A>) {
             // The float blocks' lanes: the full windows' taps unrolled, their count picked
             // once (simd::sum_runs16; a loop over the taps of each window cost about as much
-            // again as its additions, float16 8x91x24x15 k7,3 d1,3); the edge windows as
-            // below. The same sums as sum_short_rows.
+            // again as its additions, float16 8x91x24x15 k7,3 d1,3); the edge windows too, a
+            // column of windows (one j, every row) at a time with its count picked once
+            // (float16 8x60x27x20 k5,7 d1,2 p1,5/0,2: 12 of each row's 15 windows are edges).
+            // The same sums as sum_short_rows.
             auto full = [&](auto taps) {
                 constexpr int R = decltype(taps)::value;
                 for (index_t o = 0; o < outer; ++o) {
@@ -980,16 +1000,31 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
                         simd::sum_runs16<R>(d + j * inner, x + w.begin[j] * inner,
                                             w.dil * inner);
                     }
-                    for (index_t j = 0; j < w.out_len; ++j) {
-                        if (j == w.lo) j = w.hi;
-                        if (j >= w.out_len) break;
-                        sum_short_rows(d + j * inner, x + w.begin[j] * inner, w.dil * inner,
-                                       w.count[j], inner);
-                    }
                 }
                 return true;
             };
-            if (inner == 16 && w.hi - w.lo >= 2 && with_constant<1, 8>(w.taps, full)) return;
+            if (inner == 16 && w.hi - w.lo >= 2 && with_constant<1, 8>(w.taps, full)) {
+                for (index_t j = 0; j < w.out_len; ++j) {
+                    if (j == w.lo) j = w.hi;
+                    if (j >= w.out_len) break;
+                    A* d = dst + j * inner;
+                    const Src* x = src + w.begin[j] * inner;
+                    auto column = [&](auto taps) {
+                        constexpr int R = decltype(taps)::value;
+                        for (index_t o = 0; o < outer; ++o) {
+                            simd::sum_runs16<R>(d + o * w.out_len * inner,
+                                                x + o * w.length * inner, w.dil * inner);
+                        }
+                        return true;
+                    };
+                    if (with_constant<1, 8>(w.count[j], column)) continue;
+                    for (index_t o = 0; o < outer; ++o) {
+                        sum_short_rows(d + o * w.out_len * inner, x + o * w.length * inner,
+                                       w.dil * inner, w.count[j], inner);
+                    }
+                }
+                return;
+            }
         }
 #endif
         for (index_t o = 0; o < outer; ++o) {
@@ -1002,16 +1037,12 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
         }
         return;
     }
-    if (w.step == 1) {
+    if (w.hi > w.lo) {
         lo = w.lo;
         hi = w.hi;
+        sum_full_window_rows(src, dst, w, outer, inner);
     }
     for (index_t o = 0; o < outer; ++o) {
-        if (hi > lo) {
-            sum_rows(dst + (o * w.out_len + lo) * inner,
-                     src + (o * w.length + w.begin[lo]) * inner, w.dil * inner, w.taps,
-                     (hi - lo) * inner);
-        }
         for (index_t j = 0; j < w.out_len; ++j) {
             if (lo <= j && j < hi) continue;
             sum_rows(dst + (o * w.out_len + j) * inner,

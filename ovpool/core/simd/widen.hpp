@@ -101,11 +101,11 @@ inline __m128i narrow8(__m256 value) {
     if constexpr (std::is_same<S, f16>::value) {
         return _mm256_cvtps_ph(value, _MM_FROUND_TO_NEAREST_INT);
     } else {
-        const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), infinity = _mm256_set1_epi32(0x7f800000);
         const __m256i one = _mm256_set1_epi32(1), round = _mm256_set1_epi32(0x7fff);
         const __m256i quiet = _mm256_set1_epi32(0x40);
         __m256i u = _mm256_castps_si256(value);
-        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, magnitude), infinity);
+        // (the lanes whose magnitude bits are above infinity's, in one unordered compare)
+        __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(value, value, _CMP_UNORD_Q));
         __m256i even = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
         __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(round, even)), 16);
         __m256i quieted = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
