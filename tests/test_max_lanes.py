@@ -257,6 +257,26 @@ def test_tiny_half_planes_with_an_empty_value_of_shared_key(dtype):
             np.testing.assert_array_equal(index, keyed_index)
 
 
+def _assert_indexed_on_every_axis(x, kernel, strides, bits=None):
+    """max_pool of x with indices on every index axis, both index types, one and two threads
+    (the caller restores the thread count), against the oracle; values compared as `bits`
+    when given (a 16-bit float's bits)."""
+    from reference import ref_max_pool
+
+    for axis in (0, 1, 2, 3):
+        want, want_index = ref_max_pool(x, kernel, strides, axis=axis)
+        for threads, index_type in ((1, "i64"), (2, "i64"), (1, "i32"), (2, "i32")):
+            ovpool.set_num_threads(threads)
+            got, got_index = ovpool.max_pool(x, kernel, strides, axis=axis,
+                                             index_element_type=index_type)
+            where = f"{threads} {x.shape} {kernel} {axis}"
+            if bits is not None:
+                got, want = got.view(bits), want.view(bits)
+            np.testing.assert_array_equal(got, want, err_msg=where)
+            assert got_index.dtype == (np.int64 if index_type == "i64" else np.int32)
+            np.testing.assert_array_equal(got_index, want_index, err_msg=where)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_tiny_half_planes_of_few_outputs_index_every_axis(dtype):
     """Tiny 16-bit float planes of fewer than eight outputs (2, 4, 6; and 25, through the
@@ -266,7 +286,7 @@ def test_tiny_half_planes_of_few_outputs_index_every_axis(dtype):
     (axis 0; axis 1 with 16 or 32 channels); groups crossing a channel boundary (axis 1, 5 and
     37 channels) and wrapped offsets (axis 3) take the loops over planes. Against the oracle,
     both index types, part-filled last groups, one and two threads."""
-    from reference import ref_adaptive_max_pool, ref_max_pool
+    from reference import ref_adaptive_max_pool
 
     dt = _dtype(dtype)
     rng = np.random.default_rng(139)
@@ -276,17 +296,7 @@ def test_tiny_half_planes_of_few_outputs_index_every_axis(dtype):
         for batch, channels in [(7, 5), (2, 16), (3, 32), (2, 37), (1, 3)]:
             for plane, kernel, strides in windows:
                 x = _data(dt, (batch, channels) + plane, rng)
-                for axis in (0, 1, 2, 3):
-                    want, want_index = ref_max_pool(x, kernel, strides, axis=axis)
-                    for threads, index_type in ((1, "i64"), (2, "i64"), (1, "i32"), (2, "i32")):
-                        ovpool.set_num_threads(threads)
-                        got, got_index = ovpool.max_pool(x, kernel, strides, axis=axis,
-                                                         index_element_type=index_type)
-                        where = f"{threads} {batch}x{channels} {plane} {kernel} {axis}"
-                        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16),
-                                                      err_msg=where)
-                        assert got_index.dtype == (np.int64 if index_type == "i64" else np.int32)
-                        np.testing.assert_array_equal(got_index, want_index, err_msg=where)
+                _assert_indexed_on_every_axis(x, kernel, strides, bits=np.uint16)
             x = _data(dt, (batch, channels, 4, 3), rng)
             want, want_index = ref_adaptive_max_pool(x, (2, 1))
             for threads in (1, 2):
@@ -309,8 +319,6 @@ def test_tiny_byte_planes_of_few_outputs_index_every_axis(dtype):
     loops over planes. Groups of 3, 10 and 20 planes (the second half part-filled or unused).
     Against the oracle (ties at the type's largest value: the first one wins), both index
     types, one and two threads."""
-    from reference import ref_max_pool
-
     dt = np.dtype(dtype)
     rng = np.random.default_rng(149)
     windows = [((4, 3), (2, 3), (2, 2)), ((5, 5), 3, 2), ((6, 6), 2, (2, 3)), ((6, 6), 2, 1)]
@@ -319,15 +327,6 @@ def test_tiny_byte_planes_of_few_outputs_index_every_axis(dtype):
         for batch, channels in [(7, 5), (2, 32), (3, 64), (2, 37), (1, 3), (1, 20), (2, 16)]:
             for plane, kernel, strides in windows:
                 x = _data(dt, (batch, channels) + plane, rng)
-                for axis in (0, 1, 2, 3):
-                    want, want_index = ref_max_pool(x, kernel, strides, axis=axis)
-                    for threads, index_type in ((1, "i64"), (2, "i64"), (1, "i32"), (2, "i32")):
-                        ovpool.set_num_threads(threads)
-                        got, got_index = ovpool.max_pool(x, kernel, strides, axis=axis,
-                                                         index_element_type=index_type)
-                        where = f"{threads} {batch}x{channels} {plane} {kernel} {axis}"
-                        np.testing.assert_array_equal(got, want, err_msg=where)
-                        assert got_index.dtype == (np.int64 if index_type == "i64" else np.int32)
-                        np.testing.assert_array_equal(got_index, want_index, err_msg=where)
+                _assert_indexed_on_every_axis(x, kernel, strides)
     finally:
         ovpool.set_num_threads(previous)

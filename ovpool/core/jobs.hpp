@@ -153,9 +153,10 @@ class AvgJob {
             scratch_ = allocate<A>(workers * per_worker_);
         }
         if constexpr (ranged_average<S>::value) ranged_.init(g_, workers * per_worker_);
-        ordered_ = exact_pass_order<S, A>(g_, &pass_order_);
+        // (the order for the accumulator the passes sum in; found once, see exact_pass_order)
+        ordered_ = narrow_ ? exact_pass_order<S, N>(g_, &pass_order_)
+                           : exact_pass_order<S, A>(g_, &pass_order_);
         if (narrow_) {
-            ordered_ = exact_pass_order<S, N>(g_, &pass_order_);
             divisors_.small_sums =
                 plan.small_divisors &&
                 sums_within(window_volume(g_), narrow_avg_accumulator<S>::largest, small_sum_limit);
