@@ -53,6 +53,16 @@ def _dtype(name):
     return np.dtype(name)
 
 
+def _exact_floats(rng, shape, dtype):
+    """Small integers as floats of dtype (sums exact in every accumulator), zeros as -0, and
+    about one in a hundred elements NaN and one in a hundred -inf."""
+    x = rng.integers(-8, 9, size=shape).astype(dtype)
+    x[x == 0] = -0.0
+    x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
+    x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+    return x
+
+
 def _windows(x):
     return WINDOWS_2D if x.ndim == 4 else WINDOWS_1D
 
@@ -81,10 +91,7 @@ def test_pass_averages_match_the_oracle(dtype):
     floating = dtype.kind not in "iu"
     for shape in SHAPES_2D + SHAPES_1D:
         if floating:
-            x = rng.integers(-8, 9, size=shape).astype(dtype)
-            x[x == 0] = -0.0
-            x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
-            x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+            x = _exact_floats(rng, shape, dtype)
             inputs = [x]
         else:
             info = np.iinfo(dtype)
@@ -375,10 +382,7 @@ def test_irregular_row_windows_match_the_oracle(shape, size):
             assert_same_averages(ovpool.adaptive_avg_pool(x, size),
                                  ref_adaptive_avg_pool(x, size))
     for dtype in ("float32", "float16", "bfloat16"):
-        x = rng.integers(-8, 9, size=shape).astype(_dtype(dtype))
-        x[x == 0] = -0.0
-        x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
-        x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+        x = _exact_floats(rng, shape, _dtype(dtype))
         assert_same_averages(ovpool.adaptive_avg_pool(x, size), ref_adaptive_avg_pool(x, size))
 
 
@@ -550,10 +554,7 @@ def test_strided_float_rows_match_the_oracle(dtype, case):
     """Sums that are exact, with -0, NaN and infinities: the oracle's averages under both
     divisor rules."""
     rng = np.random.default_rng(89)
-    x = rng.integers(-8, 9, size=case[0]).astype(_dtype(dtype))
-    x[x == 0] = -0.0
-    x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
-    x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+    x = _exact_floats(rng, case[0], _dtype(dtype))
     _assert_case_matches_the_oracle(x, case)
 
 
@@ -591,10 +592,7 @@ def test_phased_wide_rows_match_the_oracle(dtype, case):
     rng = np.random.default_rng(113)
     shape = case[0]
     if dtype == "float64":
-        x = rng.integers(-8, 9, size=shape).astype(np.float64)
-        x[x == 0] = -0.0
-        x.reshape(-1)[rng.random(x.size) < 0.01] = np.nan
-        x.reshape(-1)[rng.random(x.size) < 0.01] = -np.inf
+        x = _exact_floats(rng, shape, np.float64)
     else:
         info = np.iinfo(np.int32)
         x = rng.integers(info.min, info.max, endpoint=True, size=shape).astype(np.int32)
