@@ -4,8 +4,8 @@
 
 The loops themselves live in the C++ core (``ovpool/core/*.hpp``, headers only, no Python),
 which the native OpenVINO extension compiles too, so both give the same bits. This module
-takes the arrays' buffers, picks the core's template for the storage kind (float16 and
-bfloat16 arrays arrive as uint16 views), builds one job per call and runs its
+takes the arrays' buffers, picks the core's template for the storage kind (bfloat16
+arrays arrive as uint16 views), builds one job per call and runs its
 independent items over OpenMP threads (one ``prange`` loop, ``run_job``) with the GIL
 released.
 
@@ -21,6 +21,8 @@ from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS,
                              PyBUF_WRITABLE)
+
+import numpy as np
 
 cdef extern from "core/jobs.hpp" namespace "ovpool::core" nogil:
     # The 16-bit float tag types: a uint16 buffer is cast to them.
@@ -125,6 +127,21 @@ def workers_for_bytes(int64_t nbytes, int most, int64_t per_worker=bytes_per_wor
     return core_workers_for_bytes(nbytes, most, per_worker)
 
 
+cdef inline int call_workers(Py_ssize_t size, Py_ssize_t index_size, Py_ssize_t planes,
+                             Py_ssize_t in_plane, Py_ssize_t out_plane, int most,
+                             int64_t per_worker) noexcept:
+    """Threads for a call on ``planes`` planes of elements of ``size`` bytes (plus indices of
+    ``index_size``): core/threads.hpp's rule on the bytes it reads and writes."""
+    return core_workers_for_bytes(
+        planes * ((in_plane + out_plane) * size + out_plane * index_size), most, per_worker)
+
+
+def workers_for_call(Py_ssize_t size, Py_ssize_t index_size, Py_ssize_t planes,
+                     Py_ssize_t in_plane, Py_ssize_t out_plane, int most, int64_t per_worker):
+    """The threads avg_pool_planes and max_pool_planes run a call on (call_workers)."""
+    return call_workers(size, index_size, planes, in_plane, out_plane, most, per_worker)
+
+
 def openmp_enabled():
     """True when the kernels were compiled with OpenMP (and so can use several threads)."""
     return bool(OVPOOL_OPENMP)
@@ -136,6 +153,12 @@ cdef void run_job(const void* job, ptrdiff_t items, ovpool_item_fn run_item,
     cdef ptrdiff_t item
     if num_threads > items:
         num_threads = <int> items if items > 0 else 1
+    if num_threads == 1:
+        # One thread: the items in order on the calling thread, without an OpenMP parallel
+        # region (whose set-up costs as much as a small call's kernel).
+        for item in range(items):
+            run_item(job, item, 0)
+        return
     for item in prange(items, schedule='guided', num_threads=num_threads):
         run_item(job, item, threadid())
 
@@ -175,8 +198,8 @@ cdef int run_max(const core_t* x, core_t* out, Py_ssize_t planes, const ptrdiff_
 
 
 # What an array handed to the kernels holds: one of these per core storage type
-# (pooling.py's _Storage.kind). float16 and bfloat16 arrays come as uint16 views (numpy has
-# no buffer format for bfloat16), so the kind, not the buffer, says which they are.
+# (pooling.py's _Storage.kind). bfloat16 arrays come as uint16 views (numpy has no buffer
+# format for it), so the kind, not the buffer, says which 16-bit type an array holds.
 cdef enum:
     KIND_FLOAT32
     KIND_FLOAT64
@@ -286,18 +309,37 @@ cdef int run_kind(int kind, const void* x, void* out, const Call* call) except -
     return run_call(<const f16*> x, <f16*> out, call)
 
 
-def avg_pool_planes(x, out, tables, divisor, divisor_real, divisor_floats, bint small_divisors,
-                    int kind, Py_ssize_t planes, Py_ssize_t in_plane, Py_ssize_t out_plane,
-                    int num_threads):
+cdef inline Py_ssize_t divisor_block_items(Py_ssize_t n):
+    """int64 items of the divisor block of n outputs (see pack_divisors)."""
+    return 2 * n + (3 * n + 1) // 2
+
+
+def pack_divisors(divisor, divisor_real, divisor_floats):
+    """The divisors of one plan's ``n`` outputs as the one array avg_pool_planes takes (an array
+    argument costs a kernel call a buffer request): int64 items holding ``divisor`` (int64,
+    n), then ``divisor_real`` (float64, n), then ``divisor_floats`` (float32, 3 x n), each as
+    the plan made it (``_rules.fixed_plan``)."""
+    divisor = np.ascontiguousarray(divisor, np.int64)
+    cdef Py_ssize_t n = divisor.shape[0]
+    block = np.zeros(divisor_block_items(n), np.int64)
+    block[:n] = divisor
+    block[n:2 * n].view(np.float64)[:] = divisor_real
+    block[2 * n:].view(np.float32)[:3 * n] = np.reshape(divisor_floats, -1)
+    return block
+
+
+def avg_pool_planes(x, out, tables, divisors, bint small_divisors, int kind, Py_ssize_t planes,
+                    Py_ssize_t in_plane, Py_ssize_t out_plane, int most_threads,
+                    int64_t bytes_per_thread):
     """Average-pool ``planes`` planes of ``in_plane`` elements of ``x`` into ``out``
     (``planes`` * ``out_plane`` elements), both C-contiguous arrays of the storage ``kind``
-    (STORAGE_KINDS).
+    (STORAGE_KINDS), on at most ``most_threads`` threads, one per ``bytes_per_thread`` bytes
+    read and written (core/threads.hpp).
 
     ``tables`` are the packed window tables (see ``ovpool/core/geometry.hpp``), whose
     ``scratch`` is the size of one scratch buffer (the largest intermediate of the separable
-    passes). ``divisor`` (int64, out_plane) holds each window's divisor, ``divisor_real`` (float64)
-    the same as floats with +inf for 0, ``divisor_floats`` (float32, 3 x out_plane) their float32
-    forms and ``small_divisors`` whether all are below 2**24, all as the plan made them
+    passes). ``divisors`` are each window's divisor in every form, as :func:`pack_divisors`
+    packs them, and ``small_divisors`` whether all are below 2**24, all as the plan made them
     (``_rules.fixed_plan``). The caller has checked every size against the tables;
     at least one plane. Arrays of other sizes are refused with ValueError.
     """
@@ -308,7 +350,6 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, divisor_floats, bint 
     cdef void* op
     cdef const ptrdiff_t* packed
     cdef const int64_t* count
-    cdef const double* real
     cdef const float* floats
     cdef Call call
     call.is_max = False
@@ -318,18 +359,19 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, divisor_floats, bint 
         hold(&held, x, False, size, planes * in_plane, "x", &xp)
         hold(&held, out, True, size, planes * out_plane, "out", &op)
         hold_packed(&held, tables, &packed)
-        hold(&held, divisor, False, 8, out_plane, "divisor", <void**> &count)
-        hold(&held, divisor_real, False, 8, out_plane, "divisor_real", <void**> &real)
-        hold(&held, divisor_floats, False, 4, 3 * out_plane, "divisor_floats", <void**> &floats)
+        hold(&held, divisors, False, 8, divisor_block_items(out_plane), "divisors",
+             <void**> &count)
+        floats = <const float*> (count + 2 * out_plane)
         call.planes = planes
         call.packed = packed
         call.divisors.count = count
-        call.divisors.real = real
+        call.divisors.real = <const double*> (count + out_plane)
         call.divisors.small_divisors = small_divisors
         call.divisors.real32 = floats
         call.divisors.divisor32 = floats + out_plane
         call.divisors.inverse32 = floats + 2 * out_plane
-        call.num_threads = num_threads
+        call.num_threads = call_workers(size, 0, planes, in_plane, out_plane, most_threads,
+                                        bytes_per_thread)
         run_kind(kind, xp, op, &call)
     finally:
         release(&held)
@@ -337,10 +379,10 @@ def avg_pool_planes(x, out, tables, divisor, divisor_real, divisor_floats, bint 
 
 def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value,
                     int64_t plane_modulus, int64_t offset_modulus, int kind, Py_ssize_t planes,
-                    Py_ssize_t in_plane, Py_ssize_t out_plane, int num_threads,
-                    bint mid_planes_in_lanes=True):
-    """Max-pool ``planes`` planes of ``x`` into ``out`` (arrays as for
-    :func:`avg_pool_planes`).
+                    Py_ssize_t in_plane, Py_ssize_t out_plane, int most_threads,
+                    int64_t bytes_per_thread, bint mid_planes_in_lanes=True):
+    """Max-pool ``planes`` planes of ``x`` into ``out`` (arrays and threads as for
+    :func:`avg_pool_planes`; the indices' bytes count too).
 
     At most one of ``out_index64`` / ``out_index32`` (int64 / int32, as many as ``out``) is
     given (None: no index work at all). The index of an output is
@@ -358,6 +400,7 @@ def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value
     cdef const ptrdiff_t* packed
     cdef int64_t* index64 = NULL
     cdef int32_t* index32 = NULL
+    cdef Py_ssize_t index_size
     cdef Call call
     if size == 0 or planes < 1:
         raise ValueError(f"ovpool kernels: storage kind {kind}, {planes} planes")
@@ -382,7 +425,9 @@ def max_pool_planes(x, out, out_index64, out_index32, tables, double empty_value
         call.offset_modulus = offset_modulus
         call.empty_value = empty_value
         call.mid_planes_in_lanes = mid_planes_in_lanes
-        call.num_threads = num_threads
+        index_size = 8 if index64 != NULL else (4 if index32 != NULL else 0)
+        call.num_threads = call_workers(size, index_size, planes, in_plane, out_plane,
+                                        most_threads, bytes_per_thread)
         run_kind(kind, xp, op, &call)
     finally:
         release(&held)

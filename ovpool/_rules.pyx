@@ -4,9 +4,14 @@
 
 Thin conversions only: tuples of ints in, tuples / numpy arrays out, and
 ``ovpool::core::Error`` raised as the matching :mod:`ovpool.errors` class with the same message.
-Python type checks (is this an int, a string, a sequence) stay in the Python callers.
+Python type checks (is this an int, a string, a sequence) stay in the Python callers, except
+:func:`attribute_key`, the exact-type test every pooling call makes before its cache lookups.
 """
 
+from cpython.list cimport PyList_CheckExact
+from cpython.long cimport PyLong_CheckExact
+from cpython.tuple cimport PyTuple_CheckExact
+from cpython.unicode cimport PyUnicode_CheckExact
 from libc.stdint cimport INT64_MAX, INT64_MIN, int64_t, uint64_t
 from libc.string cimport memcpy
 from libcpp cimport bool as cbool
@@ -402,3 +407,28 @@ def to_column_major(indices, spatial):
 def lowest_value(dtype_name):
     """The lowest finite value of a storage dtype (float32 ... int64, bfloat16)."""
     return c_lowest(_s(dtype_name))
+
+
+def attribute_key(tuple values, bint strings, bint typed_sequences):
+    """A cache key of attribute ``values`` whose equality means equal meaning, or None when a
+    value is of a kind it cannot key (the caller then checks that value its slow way). Keyed
+    are None, an int, a list or tuple of ints (as a tuple of them, preceded by list or tuple
+    when ``typed_sequences``: then a message that quotes a value quotes it as given) and,
+    when ``strings``, a str. Exact types only: a bool, a float or a numpy integer compares
+    equal to an int (``2.0 == 2 == True``), so none of them may share its key."""
+    cdef list key = []
+    for value in values:
+        if value is None or PyLong_CheckExact(value) or (strings and PyUnicode_CheckExact(value)):
+            key.append(value)
+            continue
+        if PyTuple_CheckExact(value):
+            items = value
+        elif PyList_CheckExact(value):
+            items = tuple(value)
+        else:
+            return None
+        for item in <tuple> items:
+            if not PyLong_CheckExact(item):
+                return None
+        key.append((type(value), items) if typed_sequences else items)
+    return tuple(key)

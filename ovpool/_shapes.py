@@ -114,14 +114,9 @@ def per_axis_key(name, value, rank, default=None, minimum=0):
     int or a tuple of ints, from ints only (not bools, floats or strings, which compare equal
     to ints: ``2.0 == 2 == True``). Anything else is refused here, before any cache lookup,
     with :func:`normalize_per_axis`'s message."""
-    if value is None or type(value) is int:
-        return value
-    if type(value) is tuple or type(value) is list:
-        for v in value:
-            if type(v) is not int:
-                break
-        else:
-            return tuple(value)
+    key = _rules.attribute_key((value,), False, False)
+    if key is not None:
+        return key[0]
     if _is_int(value):
         return int(value)
     if isinstance(value, (tuple, list)) and all(_is_int(v) for v in value):

@@ -44,7 +44,9 @@ _WITH_BF16 = _FLOATS | {"bfloat16"}
 _WITH_INT8 = _FLOATS | {"int8", "uint8"}
 
 
-@dataclass(frozen=True)
+# eq=False: each version is made once, in VERSIONS, so it is its own identity; and a call's
+# cache lookups keyed by it then hash it in C, not through a generated __hash__.
+@dataclass(frozen=True, eq=False)
 class Version:
     """One version of an ONNX pooling operator: its attributes and input element types."""
 
@@ -148,6 +150,8 @@ def _same(value, default):
 
 
 def _flag(version, name, value):
+    if type(value) is int and (value == 0 or value == 1):
+        return value
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral)
                                                 and value in (0, 1)):
         return int(value)
@@ -244,25 +248,10 @@ _WINDOWS = {}
 _WINDOWS_KEPT = 256
 
 
-def _attribute_key(values):
-    """A hashable key of attribute values as above, or None for any other kind (those calls
-    are translated every time). The container type is part of the key, so an error message
-    that quotes a value quotes it as given."""
-    key = []
-    for value in values:
-        if value is None or type(value) in (int, str):
-            key.append(value)
-        elif type(value) in (list, tuple) and all(type(v) is int for v in value):
-            key.append((type(value), tuple(value)))
-        else:
-            return None
-    return tuple(key)
-
-
 def _windows(version, opset, *attributes):
     """:func:`resolve_windows` (errors prefixed with the operator's versioned name), kept for
-    the calls :func:`_attribute_key` can key."""
-    key = _attribute_key(attributes)
+    the calls whose attributes :func:`ovpool._rules.attribute_key` can key."""
+    key = _rules.attribute_key(attributes, True, True)
     if key is None:
         return _resolve_windows(version, opset, *attributes)
     key = (version.op, version.since, opset) + key

@@ -41,8 +41,8 @@ _SUPPORTED = "float32, float64, float16, bfloat16, int8, uint8, int32, int64"
 
 class _Storage:
     """How one dtype is handed to the kernels: the dtype its arrays are viewed as (None:
-    their own; float16 and bfloat16 as uint16, as numpy has no buffer format for bfloat16),
-    the kernels' storage kind, the lowest value, and the kernel functions."""
+    their own; bfloat16 as uint16, as numpy has no buffer format for it), the kernels'
+    storage kind, the lowest value, and the kernel functions."""
 
     __slots__ = ("view", "kind", "lowest", "avg_planes", "max_planes")
 
@@ -71,7 +71,7 @@ def _new_storage(dtype):
     if dtype.name == "bfloat16" and dtype.itemsize == 2:
         return _Storage(np.dtype(np.uint16), "bfloat16")
     if dtype == np.float16:
-        return _Storage(np.dtype(np.uint16), "float16")
+        return _Storage(None, "float16")
     if dtype in (np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64):
         return _Storage(None, dtype.name)
     return None
@@ -127,7 +127,7 @@ def _output(out, name, tables, dtype, x):
 
 
 def _buffer(array, storage):
-    """``array`` as the kernels take it: itself, or its uint16 view for 16-bit floats."""
+    """``array`` as the kernels take it: itself, or its uint16 view for bfloat16."""
     return array if storage.view is None else array.view(storage.view)
 
 
@@ -159,14 +159,6 @@ class _WindowTables:
         # of the plan's key, so the check holds for every call that finds this plan).
         self.allocatable = set()
 
-    def num_threads(self, itemsize, index_itemsize=0):
-        """The threads for a call on elements of ``itemsize`` bytes (plus indices of
-        ``index_itemsize``): at most the context's, one per _BYTES_PER_THREAD bytes read and
-        written (core/threads.hpp)."""
-        nbytes = self.planes * ((self.in_plane + self.out_plane) * itemsize
-                                + self.out_plane * index_itemsize)
-        return _kernels.workers_for_bytes(nbytes, get_num_threads(), _BYTES_PER_THREAD)
-
 
 # How an average divides each window's sum (see semantics.md and rules.hpp's DivisorRule):
 #   "exclude_pad"           the number of input elements in the window;
@@ -186,7 +178,9 @@ def _plan_result(shape, plan):
     """(tables, divisors or None) from a core plan: the divisors as the average kernels take
     them (int64, float64, their float32 forms, whether they are all small)."""
     packed, in_plane, out_plane, divisor, divisor_real, output_spatial, floats, small = plan
-    divisors = None if divisor is None else (divisor, divisor_real, floats, small)
+    divisors = None
+    if divisor is not None:
+        divisors = (_kernels.pack_divisors(divisor, divisor_real, floats), small)
     return _WindowTables(shape, packed, in_plane, out_plane, output_spatial), divisors
 
 
@@ -222,17 +216,22 @@ def _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_t
     """The attributes of a fixed-window pooling, type-checked on every call before any cache
     lookup and made into keys whose equality means equal meaning (``2.0``, ``True`` and ``2``
     compare equal in Python, so only real ints get here)."""
-    rank = x.ndim - 2
-    return (per_axis_key("kernel", kernel, rank, None, 1),
-            per_axis_key("strides", strides, rank, 1, 1),
-            per_axis_key("pads_begin", pads_begin, rank, 0, 0),
-            per_axis_key("pads_end", pads_end, rank, 0, 0),
-            per_axis_key("dilations", dilations, rank, 1, 1),
-            normalize_rounding(rounding_type), normalize_auto_pad(auto_pad))
+    keys = _rules.attribute_key((kernel, strides, pads_begin, pads_end, dilations), False, False)
+    if keys is None:
+        rank = x.ndim - 2
+        keys = (per_axis_key("kernel", kernel, rank, None, 1),
+                per_axis_key("strides", strides, rank, 1, 1),
+                per_axis_key("pads_begin", pads_begin, rank, 0, 0),
+                per_axis_key("pads_end", pads_end, rank, 0, 0),
+                per_axis_key("dilations", dilations, rank, 1, 1))
+    return keys + (normalize_rounding(rounding_type), normalize_auto_pad(auto_pad))
 
 
 def _output_size_key(x, output_size):
-    return per_axis_key("output_size", output_size, x.ndim - 2, minimum=1)
+    keys = _rules.attribute_key((output_size,), False, False)
+    if keys is None:
+        return per_axis_key("output_size", output_size, x.ndim - 2, minimum=1)
+    return keys[0]
 
 
 def check_flag(name, value):
@@ -249,7 +248,8 @@ def _run_avg(x, storage, out, tables, divisors):
     if tables.planes:
         storage.avg_planes(
             _buffer(x, storage), _buffer(out, storage), tables.packed, *divisors, storage.kind,
-            tables.planes, tables.in_plane, tables.out_plane, tables.num_threads(x.itemsize))
+            tables.planes, tables.in_plane, tables.out_plane, get_num_threads(),
+            _BYTES_PER_THREAD)
     return out
 
 
@@ -294,8 +294,7 @@ def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
         storage.max_planes(
             _buffer(x, storage), _buffer(values, storage), index64, index32, tables.packed,
             storage.lowest, plane_modulus, offset_modulus, storage.kind, tables.planes,
-            tables.in_plane, tables.out_plane,
-            tables.num_threads(x.itemsize, 0 if indices is None else indices.itemsize),
+            tables.in_plane, tables.out_plane, get_num_threads(), _BYTES_PER_THREAD,
             _MID_PLANES_IN_LANES)
     return values if indices is None else (values, indices)
 
@@ -303,7 +302,8 @@ def _run_max(x, storage, out, out_indices, tables, index_dtype, plane_modulus,
 def _check_windows(x, windows):
     windows = tuple(windows)
     # (an AxisWindow checks its own fields when it is made)
-    if len(windows) != x.ndim - 2 or not all(type(w) is AxisWindow for w in windows):
+    # (the types' set, not all() over a generator: this runs on every call of a dialect)
+    if len(windows) != x.ndim - 2 or not set(map(type, windows)) <= {AxisWindow}:
         raise BadAttributeError(
             f"expected one AxisWindow per spatial axis ({x.ndim - 2}), got {windows!r}")
     for a, w in enumerate(windows):

@@ -92,11 +92,12 @@ def test_threads_follow_the_bytes_a_call_reads_and_writes():
     assert kernels.workers_for_bytes(100 * per, 3) == 3
     assert kernels.workers_for_bytes(100 * per, 1) == 1
     assert kernels.workers_for_bytes(5, 4, 1) == 4
-    tables = pooling._WindowTables((1, 8, 64, 64), None, 64 * 64, 32 * 32, (32, 32))
-    with ovpool.num_threads(4):
-        for itemsize, index_itemsize in ((1, 0), (4, 0), (4, 8)):
-            nbytes = 8 * ((64 * 64 + 32 * 32) * itemsize + 32 * 32 * index_itemsize)
-            assert tables.num_threads(itemsize, index_itemsize) == kernels.workers_for_bytes(
-                nbytes, 4, pooling._BYTES_PER_THREAD)
-    with ovpool.num_threads(1):
-        assert tables.num_threads(8, 8) == 1
+    # The kernel calls' count: 8 planes of 64 x 64 pooled to 32 x 32.
+    for itemsize, index_itemsize in ((1, 0), (4, 0), (4, 8), (8, 8)):
+        nbytes = 8 * ((64 * 64 + 32 * 32) * itemsize + 32 * 32 * index_itemsize)
+        for most in (1, 4):
+            assert kernels.workers_for_call(itemsize, index_itemsize, 8, 64 * 64, 32 * 32, most,
+                                            pooling._BYTES_PER_THREAD) == \
+                kernels.workers_for_bytes(nbytes, most, pooling._BYTES_PER_THREAD)
+    assert kernels.workers_for_call(8, 8, 8, 64 * 64, 32 * 32, 4, 1 << 17) == 3  # 384 KiB
+    assert kernels.workers_for_call(1, 0, 8, 64 * 64, 32 * 32, 4, 1 << 17) == 1

@@ -92,7 +92,7 @@ def test_kernel_entry_points_refuse_buffers_they_cannot_use(module_name):
 
     def run(x=x, out=out, index64=index64, kind=kind, planes=1):
         module.max_pool_planes(x, out, index64, None, tables.packed, -np.inf, 1, 16, kind,
-                               planes, 16, 4, 1)
+                               planes, 16, 4, 1, module.BYTES_PER_WORKER)
 
     run()
     np.testing.assert_array_equal(out.ravel(), [5, 7, 13, 15])

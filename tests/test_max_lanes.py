@@ -217,7 +217,7 @@ def test_tiny_half_planes_on_keys(dtype):
             index = np.empty(shape[:2] + size, np.int64)
             module.max_pool_planes(x, out, index, None, tables.packed, -np.inf, 1,
                                    tables.in_plane, module.STORAGE_KINDS[dtype],
-                                   shape[0] * shape[1], tables.in_plane, int(np.prod(size)), 2)
+                                   shape[0] * shape[1], tables.in_plane, int(np.prod(size)), 2, 1)
             np.testing.assert_array_equal(out.view(np.uint16), want, err_msg=module.__name__)
             np.testing.assert_array_equal(index, want_index, err_msg=module.__name__)
 
@@ -245,7 +245,7 @@ def test_tiny_half_planes_with_an_empty_value_of_shared_key(dtype):
             index = np.empty(out_shape, np.int32)
             module.max_pool_planes(x, out, None, index, tables.packed, empty, 1, tables.in_plane,
                                    module.STORAGE_KINDS[dtype], shape[0] * shape[1],
-                                   tables.in_plane, int(np.prod(out_shape[2:])), 2)
+                                   tables.in_plane, int(np.prod(out_shape[2:])), 2, 1)
             got[empty] = out.view(np.uint16).copy(), index
         keyed, keyed_index = got[-np.inf]
         empty_at = keyed == np.array(-np.inf, dt).view(np.uint16)

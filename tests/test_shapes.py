@@ -1,9 +1,10 @@
 """Output-shape and padding rules (ovpool/_shapes.py), checked on hand-worked cases."""
 
+import numpy as np
 import pytest
 
-from ovpool import adaptive_output_shape, pool_output_shape
-from ovpool._shapes import adaptive_end, adaptive_start, resolve_pool_axes
+from ovpool import _rules, adaptive_output_shape, pool_output_shape
+from ovpool._shapes import adaptive_end, adaptive_start, per_axis_key, resolve_pool_axes
 from ovpool.errors import BadAttributeError, BadShapeError
 
 
@@ -191,3 +192,30 @@ def test_ir_shape_inference_names_the_refused_axis():
         (None, 1, None, 1)
     with pytest.raises(BadAttributeError, match="spatial axis 1: the dilated kernel"):
         op.infer(Spec((1, 1, None, 9), np.dtype(np.float32)))
+
+
+class _Two(int):
+    pass
+
+
+@pytest.mark.parametrize("value", [True, 2.0, np.int64(2), _Two(2), (1, 2.0), [True, 1], (1, (2,)),
+                                   "2", b"2", {2}, object()])
+def test_per_axis_cache_keys_refuse_all_but_exact_ints(value):
+    # Every one of these compares equal to (or is spelled like) a valid int attribute, so it
+    # must not share that attribute's cache key: attribute_key leaves it to the slow checks.
+    assert _rules.attribute_key((2, value), False, False) is None
+    if not isinstance(value, str):
+        assert _rules.attribute_key((value,), True, True) is None
+
+
+def test_per_axis_cache_keys_of_plain_values():
+    assert _rules.attribute_key((None, 3, (1, 2), [4, 5], ()), False, False) == \
+        (None, 3, (1, 2), (4, 5), ())
+    # ONNX keys keep the sequence type (its messages quote the value as given) and strings.
+    assert _rules.attribute_key(([1, 2], (1, 2), "SAME_UPPER", None), True, True) == \
+        ((list, (1, 2)), (tuple, (1, 2)), "SAME_UPPER", None)
+    assert _rules.attribute_key(("SAME_UPPER",), False, False) is None
+    # per_axis_key gives the same keys for these and converts numpy ints itself
+    assert per_axis_key("kernel", [4, 5], 2) == (4, 5)
+    assert per_axis_key("kernel", np.int64(4), 2) == 4
+    assert type(per_axis_key("kernel", np.int64(4), 2)) is int
