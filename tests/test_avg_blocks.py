@@ -306,3 +306,43 @@ def test_float_block_windows_of_every_tap_count_match_the_oracle(dtype):
         for exclude_pad in (True, False):
             assert_same_averages(ovpool.avg_pool(x, *args, exclude_pad=exclude_pad),
                                  ref_avg_pool(x, *args, exclude_pad=exclude_pad))
+
+
+# int16 blocks in the AVX2 build, windows strided along the last axis (a pass whose rows are
+# the sixteen lanes): the full windows summed with their tap count picked once for the whole
+# pass (one to eight taps unrolled), the edge windows one column at a time, their count picked
+# once too; other counts (none, nine or more) go run by run. Tap counts 1 to 10, steps 2 and 3,
+# dilations 1 and 2, padding on both sides as far as allowed (edge windows of every count; with
+# ceil rounding, windows that start past the end); 1-D planes (35: two full blocks and a
+# part-empty one) and 2-D planes.
+STRIDED_LANE_WINDOWS = [(k, s, d, (k - 1) * d // 2, (k - 1) * d)
+                        for k in range(1, 11) for s in (2, 3) for d in (1, 2)]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("shape", [(1, 35, 29), (2, 17, 5, 23)])
+def test_int16_block_windows_strided_along_the_lanes_match_the_oracle(monkeypatch, dtype, shape):
+    from test_kernels import _assert_builds_agree_bitwise, _avx2_build
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(83)
+    x = rng.integers(info.min, info.max, endpoint=True, size=shape).astype(dtype)
+    x.reshape(-1, shape[-1])[:3] = info.max
+    x.reshape(-1, shape[-1])[3:5] = info.min
+    lead = len(shape) - 3  # spatial axes before the last: kernel 2, stride 1, no padding
+
+    def windows():
+        for k, s, d, begin, end in STRIDED_LANE_WINDOWS:
+            yield ((2,) * lead + (k,), (1,) * lead + (s,), (0,) * lead + (begin,),
+                   (0,) * lead + (end,), (1,) * lead + (d,))
+
+    def pool():
+        return [ovpool.avg_pool(x, *args, exclude_pad=e, rounding_type="ceil")
+                for args in windows() for e in (True, False)]
+
+    got = pool()
+    want = [ref_avg_pool(x, *args, exclude_pad=e, rounding_type="ceil")
+            for args in windows() for e in (True, False)]
+    for at, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(g, w, err_msg=f"window {at // 2}")
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, pool)

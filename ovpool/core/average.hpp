@@ -991,11 +991,13 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
         // of a few elements and, for one-tap windows, a memmove call each (uint8
         // 4x202x17x19 k6,1 s1,4 d2,1, in blocks: 79 -> 62 us a call on one thread).
 #if OVPOOL_CORE_HAVE_AVX2
-        if constexpr (std::is_same<A, float>::value && simd::has_sum_rows16<Src, A>) {
-            // The float blocks' lanes: the full windows' taps unrolled, their count picked
-            // once (simd::sum_runs16; a loop over the taps of each window cost about as much
-            // again as its additions, float16 8x91x24x15 k7,3 d1,3); the edge windows too, a
-            // column of windows (one j, every row) at a time with its count picked once
+        if constexpr ((std::is_same<A, float>::value || std::is_same<A, std::int16_t>::value) &&
+                      simd::has_sum_rows16<Src, A>) {
+            // The float and int16 blocks' lanes: the full windows' taps unrolled, their count
+            // picked once (simd::sum_runs16; a loop over the taps of each window cost about as
+            // much again as its additions, float16 8x91x24x15 k7,3 d1,3; int16 sums picked
+            // their count window by window, int8 1x3404x77 k4 s3 d2); the edge windows too,
+            // a column of windows (one j, every row) at a time with its count picked once
             // (float16 8x60x27x20 k5,7 d1,2 p1,5/0,2: 12 of each row's 15 windows are edges).
             // The same sums as sum_short_rows.
             auto full = [&](auto taps) {

@@ -324,6 +324,12 @@ inline void sum_runs16(float* d, const Src* s, index_t gap) {
     float_runs16(d, s, gap, std::integral_constant<int, R>{});
 }
 
+// The same for int16 sums of int16 runs (the int16 plane blocks' lanes).
+template <int R>
+inline void sum_runs16(std::int16_t* d, const std::int16_t* s, index_t gap) {
+    sum_short_runs16<R>(d, s, gap);
+}
+
 // The same for k < 4.
 template <class Src, class A>
 inline void sum_rows4(A* d, const Src* s, index_t gap, index_t rows) {
