@@ -330,6 +330,153 @@ inline bool coded_windows16(std::int16_t* d, std::uint16_t* c, const std::int16_
     return true;
 }
 
+// Stride-1 windows sharing their work (van Herk / Gil-Werman), for coded_window's runs with
+// codes: entry e of n gets the winner among r[e + t * gap], t in [0, Taps), under replaces,
+// with code rc[e + t * gap] + t * place, as the tap-by-tap loops give it, in about three
+// combines an entry instead of Taps - 1. Taps consecutive outputs (entries e + v * gap, v in
+// [0, Taps), "a group") read the 2 * Taps - 1 inputs e + m * gap: the suffixes S[m] of inputs
+// m .. Taps-1 (codes from input m), the prefixes P[m] of inputs Taps .. m (codes from input
+// Taps), and output v is S[v] combined with P[v + Taps - 1] (output 0: S[0]).
+//
+// Why the same winner. combine(E, L) keeps E's winner unless L's replaces it; E's inputs all
+// come before L's. Under replaces the taps are totally preordered (NaN below -inf, -0 equal to
+// +0, a NaN equal to a NaN), and a window's winner is the first tap holding the largest key.
+// If each of E and L holds its own range's first largest, combine(E, L) holds the union's:
+// when L's beats E's, the union's largest is L's and no tap of E holds it; otherwise it is
+// E's, first held in E, which comes first. Every combine below takes an earlier range as E,
+// so each S, P and output holds its range's first largest tap, the tap-by-tap winner, and
+// the code of that tap (codes are sums of increments, wrapping as the loops' do).
+//
+// T: the vector type's operations (SharedFloat8, SharedKeys16). Groups of Taps outputs tile
+// [0, n) a block of Taps * gap entries at a time, each block's groups `lanes` entries apart
+// (the last at gap - lanes), the last block ending at n; overlapping groups recompute entries
+// from the same inputs (d, c must not overlap r, rc). Returns false, doing nothing, when the
+// entries do not fill one block (n < (Taps - 1) * gap + max(gap, lanes)).
+struct SharedFloat8 {
+    typedef float value_type;
+    typedef std::uint32_t code_type;
+    typedef __m256 V;
+    typedef __m256i C;
+    static constexpr index_t lanes = 8;
+    static V load(const float* p) { return _mm256_loadu_ps(p); }
+    static C load_code(const std::uint32_t* p) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    }
+    static void store(float* d, std::uint32_t* c, V v, C code) {
+        _mm256_storeu_ps(d, v);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), code);
+    }
+    static C increment(std::uint32_t add) { return _mm256_set1_epi32(static_cast<int>(add)); }
+    static C add(C code, C increment) { return _mm256_add_epi32(code, increment); }
+    // (earlier, earlier_code) = the winner of (earlier, later) under replaces.
+    static void combine(V& earlier, C& earlier_code, V later, C later_code) {
+        const __m256 better = _mm256_and_ps(_mm256_cmp_ps(later, earlier, _CMP_NLE_UQ),
+                                            _mm256_cmp_ps(later, later, _CMP_ORD_Q));
+        earlier = _mm256_blendv_ps(earlier, later, better);
+        earlier_code = _mm256_castps_si256(_mm256_blendv_ps(
+            _mm256_castsi256_ps(earlier_code), _mm256_castsi256_ps(later_code), better));
+    }
+};
+
+struct SharedKeys16 {
+    typedef std::int16_t value_type;
+    typedef std::uint16_t code_type;
+    typedef __m256i V;
+    typedef __m256i C;
+    static constexpr index_t lanes = 16;
+    static V load(const std::int16_t* p) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    }
+    static C load_code(const std::uint16_t* p) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    }
+    static void store(std::int16_t* d, std::uint16_t* c, V v, C code) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), v);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), code);
+    }
+    static C increment(std::uint16_t add) {
+        return _mm256_set1_epi16(static_cast<short>(add));
+    }
+    static C add(C code, C increment) { return _mm256_add_epi16(code, increment); }
+    // (A larger key replaces; ties keep the earlier, as in coded_taps16.)
+    static void combine(V& earlier, C& earlier_code, V later, C later_code) {
+        const __m256i better = _mm256_cmpgt_epi16(later, earlier);
+        earlier = _mm256_max_epi16(earlier, later);
+        earlier_code = _mm256_blendv_epi8(earlier_code, later_code, better);
+    }
+};
+
+// One group of coded_shared_windows: outputs e + v * gap, v in [0, Taps). adds[t] = t * place.
+template <class T, int Taps>
+inline void coded_shared_group(typename T::value_type* d, typename T::code_type* c,
+                               const typename T::value_type* r,
+                               const typename T::code_type* rc, index_t gap,
+                               const typename T::C* adds, index_t e) {
+    typename T::V suffix[Taps];
+    typename T::C suffix_code[Taps];
+    suffix[Taps - 1] = T::load(r + e + (Taps - 1) * gap);
+    suffix_code[Taps - 1] = T::load_code(rc + e + (Taps - 1) * gap);
+#pragma GCC unroll 16
+    for (int m = Taps - 2; m >= 0; --m) {
+        suffix[m] = T::load(r + e + m * gap);
+        suffix_code[m] = T::load_code(rc + e + m * gap);
+        T::combine(suffix[m], suffix_code[m], suffix[m + 1], T::add(suffix_code[m + 1], adds[1]));
+    }
+    T::store(d + e, c + e, suffix[0], suffix_code[0]);
+    typename T::V prefix = T::load(r + e + Taps * gap);
+    typename T::C prefix_code = T::load_code(rc + e + Taps * gap);
+#pragma GCC unroll 16
+    for (int v = 1; v < Taps; ++v) {
+        if (v > 1) {
+            const index_t m = v + Taps - 1;
+            T::combine(prefix, prefix_code, T::load(r + e + m * gap),
+                       T::add(T::load_code(rc + e + m * gap), adds[v - 1]));
+        }
+        typename T::V best = suffix[v];
+        typename T::C best_code = suffix_code[v];
+        T::combine(best, best_code, prefix, T::add(prefix_code, adds[Taps - v]));
+        T::store(d + e + v * gap, c + e + v * gap, best, best_code);
+    }
+}
+
+template <class T, int Taps>
+inline bool coded_shared_windows(typename T::value_type* d, typename T::code_type* c,
+                                 const typename T::value_type* r,
+                                 const typename T::code_type* rc, index_t gap,
+                                 typename T::code_type place, index_t n) {
+    const index_t span = (Taps - 1) * gap + std::max(gap, T::lanes);
+    if (n < span) return false;
+    typename T::C adds[Taps + 1];
+    for (int t = 0; t <= Taps; ++t) {
+        adds[t] = T::increment(static_cast<typename T::code_type>(
+            static_cast<typename T::code_type>(t) * place));
+    }
+    const index_t last = n - span;
+    for (index_t block = 0;; block += Taps * gap) {
+        if (block > last) block = last;
+        index_t e = 0;
+        for (; e + T::lanes < gap; e += T::lanes) {
+            coded_shared_group<T, Taps>(d, c, r, rc, gap, adds, block + e);
+        }
+        coded_shared_group<T, Taps>(d, c, r, rc, gap, adds,
+                                    block + std::max<index_t>(gap - T::lanes, 0));
+        if (block == last) return true;
+    }
+}
+
+// coded_shared_windows for float32 values or int16 keys of 3 to 8 taps (fewer share no
+// work); false, doing nothing, for other tap counts and runs shorter than one block.
+template <class T>
+inline bool coded_shared_taps(typename T::value_type* d, typename T::code_type* c,
+                              const typename T::value_type* r, const typename T::code_type* rc,
+                              index_t taps, index_t gap, typename T::code_type place,
+                              index_t n) {
+    if (taps < 3 || taps > 8) return false;
+    return with_constant<3, 8>(taps, [&](auto k) {
+        return coded_shared_windows<T, decltype(k)::value>(d, c, r, rc, gap, place, n);
+    });
+}
+
 // max_coded.hpp's half_keys on the bits of 16-bit floats (infinity: the bits of +inf),
 // sixteen at a time: entries [0, returned), the rest left to the caller (none when n >= 16:
 // the last sixteen then overlap the ones before, rewriting the same keys; keys must not
