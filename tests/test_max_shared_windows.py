@@ -54,8 +54,9 @@ def _check(x, kernel, strides, pads, dilations, auto_pad="explicit"):
 @pytest.mark.parametrize("taps", [3, 4, 5, 6, 7, 8])
 def test_shared_stride1_windows_match_the_oracle(dtype, taps):
     rng = np.random.default_rng(100 + taps)
-    # Rows of the second axis after its pass: 5 (fewer than a vector), 16 and 29 entries;
-    # windows of the first axis stepping one row, dilation 1 and 2, padded on both sides.
+    # Rows of the second axis after its pass: 5 entries (windows less than a vector apart,
+    # which stay on the taps one by one), 16 and 29; windows of the first axis stepping one
+    # row, dilation 1 and 2, padded on both sides.
     for shape, last in [((2, 2, 40, 5), (1, 1, 1)), ((1, 3, 37, 32), (2, 2, 1)),
                         ((1, 2, 45, 29), (3, 1, 2))]:
         x = _ties_nans_and_zeros(rng, dtype, shape)
