@@ -34,6 +34,14 @@
 #define OVPOOL_FORCE_INLINE
 #endif
 
+// Keeps a large path out of a hot caller that takes it at most once per call of its own,
+// so that adding the path does not change what gcc inlines into that caller.
+#if defined(__GNUC__)
+#define OVPOOL_NOINLINE __attribute__((noinline))
+#else
+#define OVPOOL_NOINLINE
+#endif
+
 namespace ovpool {
 namespace core {
 inline namespace OVPOOL_CORE_ISA {

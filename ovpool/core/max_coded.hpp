@@ -519,9 +519,9 @@ inline void coded_window(A* d, U* c, const Src* r, const U* rc, index_t taps, in
         return;
     }
 #if OVPOOL_CORE_HAVE_AVX2
-    // (Runs with codes of at least one block of 3 to 8 taps: neighbouring entries' windows
-    // share their combines, simd::coded_shared_windows, about three an entry; the same
-    // winners, see there.)
+    // (Runs with codes of at least one block of the tap counts coded_shared_taps takes:
+    // neighbouring entries' windows share their combines, simd::coded_shared_windows, about
+    // three an entry; the same winners, see there.)
     if constexpr (std::is_same<Src, float>::value && std::is_same<A, float>::value &&
                   std::is_same<U, std::uint32_t>::value) {
         if (rc != nullptr && simd::coded_shared_taps<simd::SharedFloat8>(

@@ -358,6 +358,7 @@ struct SharedFloat8 {
     typedef __m256 V;
     typedef __m256i C;
     static constexpr index_t lanes = 8;
+    static constexpr index_t fewest_taps = 3;  // (a combine is five instructions)
     static V load(const float* p) { return _mm256_loadu_ps(p); }
     static C load_code(const std::uint32_t* p) {
         return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
@@ -384,6 +385,9 @@ struct SharedKeys16 {
     typedef __m256i V;
     typedef __m256i C;
     static constexpr index_t lanes = 16;
+    // (A combine is three instructions: with five taps, the taps one by one cost less; sweep
+    // #36, float16 with 5 taps: 9.24M -> 9.39M instructions a call through this path.)
+    static constexpr index_t fewest_taps = 6;
     static V load(const std::int16_t* p) {
         return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     }
@@ -467,14 +471,17 @@ inline bool coded_shared_windows(typename T::value_type* d, typename T::code_typ
     }
 }
 
-// coded_shared_windows for float32 values or int16 keys of 3 to 8 taps (fewer share no
-// work); false, doing nothing, for other tap counts and runs shorter than one block.
+// coded_shared_windows for float32 values of 3 to 8 taps or int16 keys of 6 to 8 (fewer
+// share too little work: T::fewest_taps); false, doing nothing, for other tap counts and
+// runs shorter than one block. Out of line: inlined, it made gcc stop inlining the taps one
+// by one into coded_window (sweep #36, float16 with 5 taps: 9.24M -> 9.46M instructions a
+// call).
 template <class T>
-inline bool coded_shared_taps(typename T::value_type* d, typename T::code_type* c,
+OVPOOL_NOINLINE bool coded_shared_taps(typename T::value_type* d, typename T::code_type* c,
                               const typename T::value_type* r, const typename T::code_type* rc,
                               index_t taps, index_t gap, typename T::code_type place,
                               index_t n) {
-    if (taps < 3 || taps > 8) return false;
+    if (taps < T::fewest_taps || taps > 8) return false;
     return with_constant<3, 8>(taps, [&](auto k) {
         return coded_shared_windows<T, decltype(k)::value>(d, c, r, rc, gap, place, n);
     });
