@@ -176,7 +176,7 @@ def avg_divisor_rule(exclude_pad):
 
 def _plan_result(shape, plan):
     """(tables, divisors or None) from a core plan: the divisors as the average kernels take
-    them (int64, float64, their float32 forms, whether they are all small)."""
+    them (every form in one array, whether they are all small)."""
     packed, in_plane, out_plane, divisor, divisor_real, output_spatial, floats, small = plan
     divisors = None
     if divisor is not None:
@@ -228,10 +228,7 @@ def _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_t
 
 
 def _output_size_key(x, output_size):
-    keys = _rules.attribute_key((output_size,), False, False)
-    if keys is None:
-        return per_axis_key("output_size", output_size, x.ndim - 2, minimum=1)
-    return keys[0]
+    return per_axis_key("output_size", output_size, x.ndim - 2, minimum=1)
 
 
 def check_flag(name, value):
