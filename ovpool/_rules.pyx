@@ -409,16 +409,17 @@ def lowest_value(dtype_name):
     return c_lowest(_s(dtype_name))
 
 
-def attribute_key(tuple values, bint strings, bint typed_sequences):
+def attribute_key(tuple values, bint as_given):
     """A cache key of attribute ``values`` whose equality means equal meaning, or None when a
     value is of a kind it cannot key (the caller then checks that value its slow way). Keyed
-    are None, an int, a list or tuple of ints (as a tuple of them, preceded by list or tuple
-    when ``typed_sequences``: then a message that quotes a value quotes it as given) and,
-    when ``strings``, a str. Exact types only: a bool, a float or a numpy integer compares
-    equal to an int (``2.0 == 2 == True``), so none of them may share its key."""
+    are None, an int and a list or tuple of ints (as a tuple of them); with ``as_given`` (the
+    ONNX dialect) also a str, and each list or tuple preceded by its type, so that a message
+    that quotes a value quotes it as given. Exact types only: a bool, a float or a numpy
+    integer compares equal to an int (``2.0 == 2 == True``), so none of them may share its
+    key."""
     cdef list key = []
     for value in values:
-        if value is None or PyLong_CheckExact(value) or (strings and PyUnicode_CheckExact(value)):
+        if value is None or PyLong_CheckExact(value) or (as_given and PyUnicode_CheckExact(value)):
             key.append(value)
             continue
         if PyTuple_CheckExact(value):
@@ -430,5 +431,5 @@ def attribute_key(tuple values, bint strings, bint typed_sequences):
         for item in <tuple> items:
             if not PyLong_CheckExact(item):
                 return None
-        key.append((type(value), items) if typed_sequences else items)
+        key.append((type(value), items) if as_given else items)
     return tuple(key)

@@ -114,7 +114,7 @@ def per_axis_key(name, value, rank, default=None, minimum=0):
     int or a tuple of ints, from ints only (not bools, floats or strings, which compare equal
     to ints: ``2.0 == 2 == True``). Anything else is refused here, before any cache lookup,
     with :func:`normalize_per_axis`'s message."""
-    key = _rules.attribute_key((value,), False, False)
+    key = _rules.attribute_key((value,), False)
     if key is not None:
         return key[0]
     if _is_int(value):

@@ -251,7 +251,7 @@ _WINDOWS_KEPT = 256
 def _windows(version, opset, *attributes):
     """:func:`resolve_windows` (errors prefixed with the operator's versioned name), kept for
     the calls whose attributes :func:`ovpool._rules.attribute_key` can key."""
-    key = _rules.attribute_key(attributes, True, True)
+    key = _rules.attribute_key(attributes, True)
     if key is None:
         return _resolve_windows(version, opset, *attributes)
     key = (version.op, version.since, opset) + key

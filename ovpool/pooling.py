@@ -216,7 +216,7 @@ def _window_keys(x, kernel, strides, pads_begin, pads_end, dilations, rounding_t
     """The attributes of a fixed-window pooling, type-checked on every call before any cache
     lookup and made into keys whose equality means equal meaning (``2.0``, ``True`` and ``2``
     compare equal in Python, so only real ints get here)."""
-    keys = _rules.attribute_key((kernel, strides, pads_begin, pads_end, dilations), False, False)
+    keys = _rules.attribute_key((kernel, strides, pads_begin, pads_end, dilations), False)
     if keys is None:
         rank = x.ndim - 2
         keys = (per_axis_key("kernel", kernel, rank, None, 1),

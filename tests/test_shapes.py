@@ -203,18 +203,18 @@ class _Two(int):
 def test_per_axis_cache_keys_refuse_all_but_exact_ints(value):
     # Every one of these compares equal to (or is spelled like) a valid int attribute, so it
     # must not share that attribute's cache key: attribute_key leaves it to the slow checks.
-    assert _rules.attribute_key((2, value), False, False) is None
+    assert _rules.attribute_key((2, value), False) is None
     if not isinstance(value, str):
-        assert _rules.attribute_key((value,), True, True) is None
+        assert _rules.attribute_key((value,), True) is None
 
 
 def test_per_axis_cache_keys_of_plain_values():
-    assert _rules.attribute_key((None, 3, (1, 2), [4, 5], ()), False, False) == \
+    assert _rules.attribute_key((None, 3, (1, 2), [4, 5], ()), False) == \
         (None, 3, (1, 2), (4, 5), ())
     # ONNX keys keep the sequence type (its messages quote the value as given) and strings.
-    assert _rules.attribute_key(([1, 2], (1, 2), "SAME_UPPER", None), True, True) == \
+    assert _rules.attribute_key(([1, 2], (1, 2), "SAME_UPPER", None), True) == \
         ((list, (1, 2)), (tuple, (1, 2)), "SAME_UPPER", None)
-    assert _rules.attribute_key(("SAME_UPPER",), False, False) is None
+    assert _rules.attribute_key(("SAME_UPPER",), False) is None
     # per_axis_key gives the same keys for these and converts numpy ints itself
     assert per_axis_key("kernel", [4, 5], 2) == (4, 5)
     assert per_axis_key("kernel", np.int64(4), 2) == 4

@@ -350,8 +350,9 @@ inline bool coded_windows16(std::int16_t* d, std::uint16_t* c, const std::int16_
 // T: the vector type's operations (SharedFloat8, SharedKeys16). Groups of Taps outputs tile
 // [0, n) a block of Taps * gap entries at a time, each block's groups `lanes` entries apart
 // (the last at gap - lanes), the last block ending at n; overlapping groups recompute entries
-// from the same inputs (d, c must not overlap r, rc). Returns false, doing nothing, when the
-// entries do not fill one block (n < (Taps - 1) * gap + max(gap, lanes)).
+// from the same inputs (d, c must not overlap r, rc). The entries fill at least one block
+// (n >= Taps * gap) and the windows are a vector or more apart (gap >= lanes): see
+// coded_shared_taps.
 struct SharedFloat8 {
     typedef float value_type;
     typedef std::uint32_t code_type;
@@ -444,47 +445,54 @@ inline void coded_shared_group(typename T::value_type* d, typename T::code_type*
 }
 
 template <class T, int Taps>
-inline bool coded_shared_windows(typename T::value_type* d, typename T::code_type* c,
+inline void coded_shared_windows(typename T::value_type* d, typename T::code_type* c,
                                  const typename T::value_type* r,
                                  const typename T::code_type* rc, index_t gap,
                                  typename T::code_type place, index_t n) {
-    // (Windows less than a vector apart: a group then gives fewer than a vector of new
-    // outputs per step, and the taps one by one cost less; sweep #26, bfloat16 with 7 taps
-    // a few entries apart: 1.16M -> 1.41M instructions a call when they took this path.)
-    const index_t span = Taps * gap;
-    if (gap < T::lanes || n < span) return false;
     typename T::C adds[Taps + 1];
     for (int t = 0; t <= Taps; ++t) {
         adds[t] = T::increment(static_cast<typename T::code_type>(
             static_cast<typename T::code_type>(t) * place));
     }
-    const index_t last = n - span;
+    const index_t last = n - Taps * gap;
     for (index_t block = 0;; block += Taps * gap) {
         if (block > last) block = last;
         index_t e = 0;
         for (; e + T::lanes < gap; e += T::lanes) {
             coded_shared_group<T, Taps>(d, c, r, rc, gap, adds, block + e);
         }
-        coded_shared_group<T, Taps>(d, c, r, rc, gap, adds,
-                                    block + std::max<index_t>(gap - T::lanes, 0));
-        if (block == last) return true;
+        coded_shared_group<T, Taps>(d, c, r, rc, gap, adds, block + gap - T::lanes);
+        if (block == last) return;
     }
 }
 
-// coded_shared_windows for float32 values of 3 to 8 taps or int16 keys of 6 to 8 (fewer
-// share too little work: T::fewest_taps); false, doing nothing, for other tap counts and
-// runs shorter than one block. Out of line: inlined, it made gcc stop inlining the taps one
-// by one into coded_window (sweep #36, float16 with 5 taps: 9.24M -> 9.46M instructions a
-// call).
+// coded_shared_windows for its tap count (out of line: see coded_shared_taps).
 template <class T>
-OVPOOL_NOINLINE bool coded_shared_taps(typename T::value_type* d, typename T::code_type* c,
+OVPOOL_NOINLINE void coded_shared_run(typename T::value_type* d, typename T::code_type* c,
+                                      const typename T::value_type* r,
+                                      const typename T::code_type* rc, index_t taps,
+                                      index_t gap, typename T::code_type place, index_t n) {
+    with_constant<3, 8>(taps, [&](auto k) {
+        coded_shared_windows<T, decltype(k)::value>(d, c, r, rc, gap, place, n);
+    });
+}
+
+// coded_shared_windows for float32 values of 3 to 8 taps or int16 keys of 6 to 8 (fewer
+// share too little work: T::fewest_taps), windows a vector or more apart (closer, a group
+// gives fewer than a vector of new outputs per step and the taps one by one cost less: sweep
+// #26, bfloat16 with 7 taps a few entries apart, 1.16M -> 1.41M instructions a call when they
+// took this path) and runs of at least one block; false, doing nothing, for the others. The
+// test inline, the work out of line (coded_shared_run): inlined, the work made gcc stop
+// inlining the taps one by one into coded_window (sweep #36, float16 with 5 taps: 9.24M ->
+// 9.46M instructions a call), and a call per run only to test it cost as much (9.51M).
+template <class T>
+inline bool coded_shared_taps(typename T::value_type* d, typename T::code_type* c,
                               const typename T::value_type* r, const typename T::code_type* rc,
                               index_t taps, index_t gap, typename T::code_type place,
                               index_t n) {
-    if (taps < T::fewest_taps || taps > 8) return false;
-    return with_constant<3, 8>(taps, [&](auto k) {
-        return coded_shared_windows<T, decltype(k)::value>(d, c, r, rc, gap, place, n);
-    });
+    if (taps < T::fewest_taps || taps > 8 || gap < T::lanes || n < taps * gap) return false;
+    coded_shared_run<T>(d, c, r, rc, taps, gap, place, n);
+    return true;
 }
 
 // max_coded.hpp's half_keys on the bits of 16-bit floats (infinity: the bits of +inf),
