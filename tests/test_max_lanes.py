@@ -1,7 +1,7 @@
 """Max pooling of tiny planes side by side (core/max_lanes.hpp): planes go into lanes and the
 results out of them by transposes (AVX2: 16x16 byte transposes for int8 / uint8 planes of 16
 or more elements, 8x8 and 4x4 blocks for 2-, 4- and 8-byte lanes; 16-bit floats as int16 keys),
-outputs taken out lanes_out_chunk (64) at a time, indices of fewer than eight outputs by 8x8
+outputs taken out lanes_out_chunk (64) at a time, indices of eight or fewer outputs by 8x8
 transposes of 16-bit codes where the plane terms allow (AVX2), else read in place. Plane
 counts that leave the last group of lanes part-filled, planes below and above 16 elements,
 outputs below 8, below 16, and above 64 (two chunks), both index types and plane_modulus
@@ -279,7 +279,7 @@ def _assert_indexed_on_every_axis(x, kernel, strides, bits=None):
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_tiny_half_planes_of_few_outputs_index_every_axis(dtype):
-    """Tiny 16-bit float planes of fewer than eight outputs (2, 4, 6; and 25, through the
+    """Tiny 16-bit float planes of eight or fewer outputs (2, 4, 6, 8; and 25, through the
     8x8 blocks) leave the lanes sixteen planes at a time by 8x8 transposes of their keys and of
     their codes plus each plane's offset in the group, the indices one run a group (AVX2),
     when the plane terms are 0 (axis 2, adaptive pooling) or do not wrap within the group
@@ -290,7 +290,8 @@ def test_tiny_half_planes_of_few_outputs_index_every_axis(dtype):
 
     dt = _dtype(dtype)
     rng = np.random.default_rng(139)
-    windows = [((4, 3), (2, 3), (2, 2)), ((5, 5), 3, 2), ((6, 6), 2, (2, 3)), ((6, 6), 2, 1)]
+    windows = [((4, 3), (2, 3), (2, 2)), ((5, 5), 3, 2), ((6, 6), 2, (2, 3)), ((4, 8), 2, 2),
+               ((6, 6), 2, 1)]
     previous = ovpool.get_num_threads()
     try:
         for batch, channels in [(7, 5), (2, 16), (3, 32), (2, 37), (1, 3)]:
@@ -310,7 +311,7 @@ def test_tiny_half_planes_of_few_outputs_index_every_axis(dtype):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_tiny_byte_planes_of_few_outputs_index_every_axis(dtype):
-    """Tiny int8 / uint8 planes of fewer than eight outputs (2, 4, 6; and 25, through the
+    """Tiny int8 / uint8 planes of eight or fewer outputs (2, 4, 6, 8; and 25, through the
     16x16 byte blocks) get their indices out of the 32 byte lanes as two halves of sixteen
     planes (codes widened to 16 bits plus each plane's offset in the group, 8x8 transposes,
     one run of indices a group; AVX2), when the plane terms are 0 (axis 2) or do not wrap
@@ -321,7 +322,8 @@ def test_tiny_byte_planes_of_few_outputs_index_every_axis(dtype):
     types, one and two threads."""
     dt = np.dtype(dtype)
     rng = np.random.default_rng(149)
-    windows = [((4, 3), (2, 3), (2, 2)), ((5, 5), 3, 2), ((6, 6), 2, (2, 3)), ((6, 6), 2, 1)]
+    windows = [((4, 3), (2, 3), (2, 2)), ((5, 5), 3, 2), ((6, 6), 2, (2, 3)), ((4, 8), 2, 2),
+               ((6, 6), 2, 1)]
     previous = ovpool.get_num_threads()
     try:
         for batch, channels in [(7, 5), (2, 32), (3, 64), (2, 37), (1, 3), (1, 20), (2, 16)]:

@@ -110,18 +110,24 @@ inline void from_lanes(const A* lanes, index_t n, index_t count, T* dst, index_t
                                  : _mm256_setzero_si256();
                 }
                 simd::transpose16x16_bytes(m);
-                for (index_t i = 0; i < 32; ++i) {
-                    if (i >= count) continue;
-                    __m128i half = i < 16 ? _mm256_castsi256_si128(m[i])
-                                          : _mm256_extracti128_si256(m[i - 16], 1);
-                    if (n >= 16 || (stride == n && i * n + 16 <= count * n)) {
-                        // (n < 16 with planes back to back: the bytes past plane i's are the
-                        // group's next planes', stored after it.)
-                        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * stride + at), half);
-                    } else {
-                        _mm_store_si128(reinterpret_cast<__m128i*>(part[i]), half);
-                        std::memcpy(dst + i * stride, part[i], static_cast<std::size_t>(n));
-                    }
+                auto half = [&](index_t i) {
+                    return i < 16 ? _mm256_castsi256_si128(m[i])
+                                  : _mm256_extracti128_si256(m[i - 16], 1);
+                };
+                // Planes [0, direct) take a whole 16-byte store: n >= 16, or (n < 16 with
+                // planes back to back) the bytes past plane i's are the group's next planes',
+                // stored after it; the rest go through `part`. (Two loops rather than a test
+                // per plane: tiny planes pay that loop once per 32 planes.)
+                const index_t direct =
+                    n >= 16 ? count
+                            : stride == n && count * n >= 16 ? (count * n - 16) / n + 1 : 0;
+                index_t i = 0;
+                for (; i < direct; ++i) {
+                    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * stride + at), half(i));
+                }
+                for (; i < count; ++i) {
+                    _mm_store_si128(reinterpret_cast<__m128i*>(part[i]), half(i));
+                    std::memcpy(dst + i * stride, part[i], static_cast<std::size_t>(n));
                 }
                 if (n < 16 || at == n - 16) break;
             }
@@ -296,7 +302,7 @@ index_t max_lanes_scratch(const Geometry& g) {
 // Outputs max_planes_lanes takes out of the lanes at a time.
 constexpr index_t lanes_out_chunk = 64;
 
-// In the AVX2 build, index[0 .. count * n) for planes [0, count) (count <= L) of n < 8
+// In the AVX2 build, index[0 .. count * n) for planes [0, count) (count <= L) of n <= 8
 // outputs each (the whole plane: n == g.out_plane) from their winners' codes code[k * L + p]
 // (uint16 codes in 16 lanes, or uint8 codes in 32 lanes, widened to 16 bits first), when the
 // offsets do not wrap and the planes' terms are all 0 or do not wrap within the group (spec):
@@ -314,7 +320,7 @@ inline bool few_lane_indices(I* index, const U* code, index_t n, index_t first_p
     const std::int64_t plane_at = first_plane % spec.plane_modulus;
     // (Plane terms of one plane's indices alone, plane_modulus 1, are all 0.)
     const bool one_plane = spec.plane_modulus == 1;
-    if (n >= simd::block_side<2> || n != g.out_plane || spec.offset_modulus < in_plane ||
+    if (n > simd::block_side<2> || n != g.out_plane || spec.offset_modulus < in_plane ||
         (!one_plane && plane_at + count > spec.plane_modulus) || in_plane * L > 65536) {
         return false;
     }
@@ -324,7 +330,7 @@ inline bool few_lane_indices(I* index, const U* code, index_t n, index_t first_p
                         _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                         _mm256_set1_epi16(static_cast<std::int16_t>(in_plane)));
     // (Sixteen planes' n entries and the 8 - n that the last one's store writes past them,
-    // twice for byte lanes.)
+    // twice for byte lanes: 31 * n + 8 <= 2 * 16 * 8 for n <= 8.)
     alignas(32) std::uint16_t flat[2 * 16 * 8];
     if constexpr (sizeof(U) == 2) {
         simd::untranspose_few16(code, n, flat, plane_offset);
@@ -366,7 +372,7 @@ template <index_t L, class I, class U>
 inline void lanes_out_indices(I* index, const U* code, U* flat_code, index_t n,
                               index_t first_plane, index_t count, const IndexSpec& spec,
                               const Geometry& g) {
-    if (n >= 8) {
+    if (n > 8) {
         from_lanes<L>(code, n, count, flat_code, n);
         lane_indices(index, g.out_plane, static_cast<const U*>(flat_code), n, 1, n, first_plane,
                      count, spec, g.in_plane);

@@ -128,7 +128,7 @@ inline void untranspose_few(const B* lanes, index_t L, index_t n, B* planes) {
     store_first(to + 7 * n, m[7], n);
 }
 
-// planes[p * n + k] = lanes[k * 16 + p] + add[p] for p < 16, k < n, 0 < n < 8 (16-bit
+// planes[p * n + k] = lanes[k * 16 + p] + add[p] for p < 16, k < n, 0 < n <= 8 (16-bit
 // lanes, sixteen planes of n outputs side by side; add's lanes are 16-bit and wrap): the few
 // outputs of tiny planes of 16-bit keys or codes, which from_lanes's 8x8 blocks cannot cover
 // and its scalar loop moved one at a time. One 8x8 transpose in each half (planes 0 .. 7 and
