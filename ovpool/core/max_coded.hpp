@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -181,9 +182,11 @@ struct CodedPlan {
     std::vector<std::int64_t> row_start;
     std::vector<char> row_empty;
     std::vector<index_t> empty_rows;    // the rows r with row_empty[r]
-    // Output k = r * out_len + j of a plane: row_start[r] + the last-axis begin[j] (empty for
-    // planes of more than coded_flat_outputs outputs).
-    std::vector<std::int64_t> start;
+    // Output k = r * out_len + j of a plane: row_start[r] + the last-axis begin[j] (null for
+    // planes of more than coded_flat_outputs outputs). Uninitialised storage: a vector's
+    // resize zeroed it first, every entry then written again (int32 4x4x62x65 -> 138x108
+    // with indices: 119 KB, about 130K of its 2.27M instructions a call).
+    std::unique_ptr<std::int64_t[]> start;
     index_t edges = 1;                  // last-axis windows outside [lo, hi) (at least 1)
     // Irregular last axis (coded_counted_rows): runs of count_min .. count_min + count_runs - 1
     // taps over count_chunk rows at a time, count_stride apart in the run buffer; window j is
@@ -403,7 +406,7 @@ inline void coded_output_tables(CodedPlan& p, const Geometry& g, index_t planes)
     // rows' loops of coded_row_indices instead: float16 51x90x56 -> 51x45x19 with indices
     // spent about 550K instructions a call filling and building its 43605 entries.)
     if (out_rows > 1 && planes > 1 && g.out_plane <= coded_flat_outputs) {
-        p.start.resize(static_cast<std::size_t>(g.out_plane));
+        p.start = allocate<std::int64_t>(g.out_plane);
         for (index_t r = 0; r < out_rows; ++r) {
             for (index_t j = 0; j < h.out_len; ++j) {
                 p.start[r * h.out_len + j] = p.row_start[r] + h.begin[j];
@@ -1515,12 +1518,21 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
         half.keys = const_cast<std::int16_t*>(x);  // (the job's keys buffer)
     }
     coded_last_pass(x, d, c, values, codes, rows, h, plan, empty_value, half);
-    // Axes n-2 .. 0, ping-ponging between the two buffers.
+    // Axes n-2 .. 0, ping-ponging between the two buffers. The pass over axis 0 writes its
+    // values straight into the output when that holds them as the passes do (values of the
+    // accumulator's type, rows at the output's pitch), not into a buffer copied out after
+    // (upsampling, whose last pass writes the most: int32 4x4x62x65 -> 138x108 with indices
+    // copied 238K values a call).
+    bool values_out = false;
+    if constexpr (std::is_same<A, S>::value && !keyed) values_out = n >= 2 && pitch == h.out_len;
     index_t inner = pitch;
     for (index_t a = n - 2; a >= 0; --a) {
         AxisTable v = axis_table(g, a);
         rows /= v.length;
         A* next = d == values + plan.run ? d + plan.buffer : values + plan.run;
+        if constexpr (std::is_same<A, S>::value) {
+            if (a == 0 && values_out) next = out;
+        }
         U* next_code = c == codes + plan.run ? c + plan.buffer : codes + plan.run;
         coded_column_pass(static_cast<const A*>(d), static_cast<const U*>(c), next, next_code,
                           values, codes, rows, inner, v, plan.radix[a], empty_value,
@@ -1535,8 +1547,7 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
     const std::int64_t offset_modulus = spec.offset_modulus;
     const bool wrap = offset_modulus < g.in_plane;
     const std::int64_t* rel = plan.rel.empty() ? nullptr : plan.rel.data();
-    const std::int64_t* start =
-        pitch == out_len && !plan.start.empty() ? plan.start.data() : nullptr;
+    const std::int64_t* start = pitch == out_len ? plan.start.get() : nullptr;
     // Flat outputs: each plane's indices in one loop over its outputs through the table of
     // their first taps, or for rows shorter than coded_flat_row, a loop per row from the
     // rows' first taps (coded_row_indices, at any pitch); row by row through coded_indices
@@ -1553,7 +1564,7 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
                 shared |= coded_half_run(out + r * out_len, d + r * pitch, out_len);
             }
         }
-    } else {
+    } else if (!values_out) {  // (else the values are in the output already)
         if (pitch == out_len) {
             narrow_row(static_cast<const A*>(d), out, count * out_plane);
         } else if (flat) {
