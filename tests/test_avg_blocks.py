@@ -346,3 +346,49 @@ def test_int16_block_windows_strided_along_the_lanes_match_the_oracle(monkeypatc
         np.testing.assert_array_equal(g, w, err_msg=f"window {at // 2}")
     if _avx2_build() is not None:
         _assert_builds_agree_bitwise(monkeypatch, pool)
+
+
+# int16 blocks in the AVX2 build: undilated windows of many taps that move by fewer rows than
+# half their taps sum each window from the one before (rows entering added, rows leaving
+# subtracted, simd::sliding_window_sums16) along the axes before the lanes, and along the
+# lanes' own axis for more than eight taps. Padding on each side (edge windows of fewer
+# taps), ceil_torch's dropped last window, stride 1 and 2, and the sums' extremes (255s,
+# int8's -128s) where wrapping int16 partial results must still give the exact sums.
+SLIDING_WINDOWS = [
+    # (shape, kernel, strides, pads_begin, pads_end, dilations, rounding)
+    ((1, 21, 7, 8), (6, 3), (1, 1), (3, 1), (2, 1), (1, 1), "ceil_torch"),
+    ((1, 21, 7, 8), (6, 3), (2, 1), (3, 1), (3, 1), (1, 2), "ceil_torch"),
+    ((1, 21, 9, 5), (5, 2), (1, 1), (0, 0), (4, 1), (1, 1), "ceil"),
+    # ceil's last window of the first axis wholly in the padding (no taps, divisor 0)
+    ((1, 21, 8, 6), (5, 3), (2, 1), (0, 1), (4, 1), (1, 1), "ceil"),
+    ((1, 21, 12, 6), (9, 1), (1, 1), (4, 0), (4, 0), (1, 1), "floor"),
+    ((1, 21, 5, 6, 4), (4, 5, 2), (1, 2, 1), (2, 2, 1), (1, 2, 0), (1, 1, 2), "ceil_torch"),
+    ((2, 17, 40), (11,), (1,), (5,), (5,), (1,), "floor"),
+    ((2, 17, 40), (12,), (2,), (6,), (6,), (1,), "ceil_torch"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("case", SLIDING_WINDOWS)
+def test_int16_block_windows_summed_sliding_match_the_oracle(monkeypatch, dtype, case):
+    from test_kernels import _assert_builds_agree_bitwise, _avx2_build
+    shape, kernel, strides, begin, end, dil, rounding = case
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(97)
+    x = rng.integers(info.min, info.max, endpoint=True, size=shape).astype(dtype)
+    planes = x.reshape(-1, int(np.prod(shape[2:])))
+    planes[:3] = info.max
+    planes[3:5] = info.min
+    planes[5, ::2] = info.max
+
+    def pool():
+        return [ovpool.avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=e,
+                                rounding_type=rounding) for e in (True, False)]
+
+    got = pool()
+    for g, e in zip(got, (True, False)):
+        want = ref_avg_pool(x, kernel, strides, begin, end, dil, exclude_pad=e,
+                            rounding_type=rounding)
+        np.testing.assert_array_equal(g, want, err_msg=f"exclude_pad={e}")
+    if _avx2_build() is not None:
+        _assert_builds_agree_bitwise(monkeypatch, pool)

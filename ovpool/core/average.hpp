@@ -971,15 +971,60 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
         sum_last_axis(src, dst, g, axis, outer);
         return;
     }
+#if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (std::is_same<Src, std::int16_t>::value && std::is_same<A, std::int16_t>::value) {
+        // int16 lanes of undilated windows that move by fewer rows than half their taps:
+        // each window from the one before (simd::sliding_window_sums16), exact as any order.
+        // Rows of four vectors or more share its loop set-up (uint8 8x585x7x8 k6,3: 1.55M ->
+        // 1.39M instructions a call); rows of one vector only for windows of more than the
+        // eight taps the branch below unrolls.
+        const index_t least_taps = inner >= 64 ? 4 : 9;
+        if (inner % 16 == 0 && w.dil == 1 && w.taps >= least_taps && 2 * w.step < w.taps) {
+            simd::sliding_window_sums16(src, dst, w.begin, w.count, w.length, w.out_len, outer,
+                                        inner);
+            return;
+        }
+    }
+#endif
+    // The float and int16 blocks' lanes (inner 16): edge window j of every row, a column of
+    // windows with its tap count picked once (simd::sum_runs16), the same sums as
+    // sum_short_rows; false when no such column applies (other sums, nine taps or more, none).
+    // (For the unit-step branch just below only: the inner-16 branch after it keeps its own
+    // copy, as calling this one there left its full windows' dispatch out of line, uint8
+    // 4x202x17x19 k6,1 s1,4 d2,1 +27K instructions a call.)
+    auto edge_column16 = [&](index_t j) {
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr ((std::is_same<A, float>::value || std::is_same<A, std::int16_t>::value) &&
+                      simd::has_sum_rows16<Src, A>) {
+            if (inner != 16) return false;
+            A* d = dst + j * inner;
+            const Src* x = src + w.begin[j] * inner;
+            auto column = [&](auto taps) {
+                constexpr int R = decltype(taps)::value;
+                for (index_t o = 0; o < outer; ++o) {
+                    simd::sum_runs16<R>(d + o * w.out_len * inner, x + o * w.length * inner,
+                                        w.dil * inner);
+                }
+                return true;
+            };
+            return with_constant<1, 8>(w.count[j], column);
+        }
+#endif
+        (void)j;
+        return false;
+    };
     if (w.step == 1 && w.length == w.out_len && outer > 1 && 2 * (w.hi - w.lo) >= w.out_len) {
         // As many outputs as inputs and at least half of them full windows: as in
         // sum_last_axis, the full windows of all rows are one run (here of rows of `inner`
-        // elements), and the edge windows are rewritten.
+        // elements), and the edge windows are rewritten (in the blocks' lanes a column at a
+        // time: uint8 8x585x7x8 k6,3's second axis, 100K instructions a call in
+        // sum_window_rows' dispatch row by row).
         sum_rows(dst + w.lo * inner, src + w.begin[w.lo] * inner, w.dil * inner, w.taps,
                  ((outer - 1) * w.out_len + w.hi - w.lo) * inner);
         for (index_t j = 0; j < w.out_len; ++j) {
             if (j == w.lo) j = w.hi;
             if (j >= w.out_len) break;
+            if (edge_column16(j)) continue;
             sum_window_rows(dst + j * inner, w.out_len * inner, src + w.begin[j] * inner,
                             w.length * inner, w.dil * inner, w.count[j], inner, outer);
         }

@@ -204,6 +204,68 @@ inline void store_lane_averages(const S* q, index_t m, index_t count, S* out, in
     }
 }
 
+// int16 sums of undilated windows (a contiguous range of rows each: window j is rows
+// [begin[j], begin[j] + count[j])) along an axis of `inner` elements a row, inner a multiple
+// of 16, for windows of many taps (the int16 plane blocks' axes before the lanes): each
+// window's sums from the one before's, the rows that enter added and the rows that leave
+// subtracted, which costs the rows a window moves by rather than its taps (uint8 8x585x7x8
+// k6,3 in int16 blocks: the six-row windows of the first axis). Wrapping int16 arithmetic:
+// every window's sum is within int16 (the blocks' short sums), so a partial result that
+// wraps is still that sum modulo 2^16, which is the sum itself: the same sums as adding each
+// window's taps. A window whose range does not move forward at both ends (an empty window
+// placed anywhere) is summed on its own. `length` rows in, out_len rows out.
+template <int V>
+inline void sliding_row_sums16(const std::int16_t* src, std::int16_t* dst, const index_t* begin,
+                               const index_t* count, index_t out_len, index_t inner) {
+    __m256i total[V];
+    auto row = [&](index_t r, int v) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + r * inner + 16 * v));
+    };
+    auto from_scratch = [&](index_t b, index_t e) {
+        for (int v = 0; v < V; ++v) total[v] = _mm256_setzero_si256();
+        for (index_t r = b; r < e; ++r) {
+            for (int v = 0; v < V; ++v) total[v] = _mm256_add_epi16(total[v], row(r, v));
+        }
+    };
+    index_t b0 = begin[0], e0 = b0 + count[0];
+    from_scratch(b0, e0);
+    for (index_t j = 0;;) {
+        for (int v = 0; v < V; ++v) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * inner + 16 * v), total[v]);
+        }
+        if (++j == out_len) return;
+        const index_t b1 = begin[j], e1 = b1 + count[j];
+        if (b1 < b0 || e1 < e0) {
+            from_scratch(b1, e1);
+        } else {
+            for (index_t r = e0; r < e1; ++r) {
+                for (int v = 0; v < V; ++v) total[v] = _mm256_add_epi16(total[v], row(r, v));
+            }
+            for (index_t r = b0; r < b1; ++r) {
+                for (int v = 0; v < V; ++v) total[v] = _mm256_sub_epi16(total[v], row(r, v));
+            }
+        }
+        b0 = b1;
+        e0 = e1;
+    }
+}
+
+// sliding_row_sums16 for `outer` rows of `length` rows each (a pass's (outer, length, inner)
+// view), four vectors of each row at a time, then one.
+inline void sliding_window_sums16(const std::int16_t* src, std::int16_t* dst,
+                                  const index_t* begin, const index_t* count, index_t length,
+                                  index_t out_len, index_t outer, index_t inner) {
+    for (index_t o = 0; o < outer; ++o) {
+        const std::int16_t* s = src + o * length * inner;
+        std::int16_t* d = dst + o * out_len * inner;
+        index_t i = 0;
+        for (; i + 64 <= inner; i += 64) {
+            sliding_row_sums16<4>(s + i, d + i, begin, count, out_len, inner);
+        }
+        for (; i < inner; i += 16) sliding_row_sums16<1>(s + i, d + i, begin, count, out_len, inner);
+    }
+}
+
 // sums[p * stride + k] = lanes[k * L + p] as int32, for p, k < 8: short_tile_in's inverse,
 // widening.
 inline void short_tile_out(const std::int16_t* lanes, index_t L, std::int32_t* sums,
