@@ -784,6 +784,36 @@ void sum_full_window_rows(const Src* src, A* dst, const AxisTable& w, index_t ou
         }
     };
 #if OVPOOL_CORE_HAVE_AVX2
+    if constexpr (is_half<Src>::value && std::is_same<A, float>::value) {
+        // 16-bit floats whose windows share runs (taps a multiple of the stride apart, q =
+        // dil / step windows apart): the windows c, c + q, c + 2q, ... of a row read every
+        // q-th run from run c, K consecutive of them each, so they slide over those runs
+        // (simd::slide_windows), widening each run once rather than once per window (float16
+        // 1x14x124x144 k7,7 d2,1: each input row widened seven times). Columns of eight or
+        // sixteen elements, the last overlapping the one before (the same sums again). Only
+        // when each class has a few windows more than taps: the slots before its first window
+        // and after its last sum runs too.
+        const index_t q = w.dil / w.step;
+        if (w.dil % w.step == 0 && w.taps >= 2 && w.taps <= 8 && inner >= 8 &&
+            runs >= q * (w.taps + 2)) {
+            const int vectors = w.taps <= 6 && inner >= 16 ? 2 : 1;
+            const index_t width = 8 * vectors;
+            for (index_t o = 0; o < outer; ++o) {
+                for (index_t c = 0; c < q; ++c) {
+                    A* out = d0 + o * row_out + c * inner;
+                    const Src* in = s0 + o * row_in + c * w.step * inner;
+                    const index_t windows = (runs - c + q - 1) / q;
+                    for (index_t at = 0;; at += width) {
+                        at = std::min(at, inner - width);
+                        simd::slide_windows(out + at, q * inner, in + at, gap, windows, w.taps,
+                                            vectors);
+                        if (at + width >= inner) break;
+                    }
+                }
+            }
+            return;
+        }
+    }
     if constexpr (std::is_same<A, float>::value) {
         auto rows = [&](auto taps) {
             constexpr int M = decltype(taps)::value;

@@ -9,6 +9,9 @@
 //   widening each input type as it loads (the compiler's own vectorisation of the scalar
 //   chunk falls back to lane-by-lane extracts for the widening loads). Each lane adds its
 //   taps in the scalar order, so the sums are the same bits.
+// - slide_windows: windows of K consecutive runs of 16-bit floats sliding a run at a time,
+//   each run widened once and added into the K window sums it belongs to, held in
+//   registers; each window adds its runs from +0 in order (the scalar order).
 // - strided_sums8: eight int8 / uint8 windows strided 2 to 4 apart along a row, each tap's
 //   bytes picked from 16-byte loads and widened to int32 (exact sums, in any order).
 // - last_axis_rows8: the windows along the last axis of eight rows of at most eight elements
@@ -25,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "../config.hpp"
 #include "../types.hpp"
@@ -328,6 +332,94 @@ inline void sum_runs16(float* d, const Src* s, index_t gap) {
 template <int R>
 inline void sum_runs16(std::int16_t* d, const std::int16_t* s, index_t gap) {
     sum_short_runs16<R>(d, s, gap);
+}
+
+// f(integral_constant<int, 0>), ..., f(integral_constant<int, N - 1>), in that order: a loop
+// unrolled with its index a constant (so that arrays indexed by it stay in registers).
+template <class F, int... I>
+OVPOOL_FORCE_INLINE inline void each_constant(const F& f, std::integer_sequence<int, I...>) {
+    (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+OVPOOL_FORCE_INLINE inline void each_constant(const F& f) {
+    each_constant(f, std::make_integer_sequence<int, N>{});
+}
+
+// Windows of K consecutive runs sliding one run at a time, for 16-bit floats: out[m * out_gap
+// + l] = 0 + in[m * in_gap + l] + in[(m + 1) * in_gap + l] + ... + in[(m + K - 1) * in_gap +
+// l] for m < windows, l < 8 * V, each window adding its runs in order from +0 (sweep_rows'
+// order, so the same bits). Each run is loaded and widened once and added into the K windows
+// that read it, whose sums stay in registers (window m in slot m % K), rather than widened
+// again for every window that reads it (average.hpp's sum_full_window_rows; float16 k7
+// windows widened each input row seven times). The windows that the last K - 1 runs start
+// are summed too, and never stored.
+template <int K, int V, class Src>
+inline void slide_windows(float* out, index_t out_gap, const Src* in, index_t in_gap,
+                          index_t windows) {
+    static_assert(K * V + V + 1 <= 16, "the sums, a run and +0 in the sixteen registers");
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 sum[K][V];
+    // The next run k (at `in`), whose slot is U = k % K: the windows k - K + 1 .. k - 1
+    // (slots U + 1 .. U + K - 1, modulo K) add it, those from the Live-th on (the first runs
+    // have fewer windows before them), and window k starts from +0 with it; with `store`,
+    // window k - K + 1, then whole, is stored at `out`.
+    auto take = [&](auto slot, auto live, bool store) {
+        constexpr int U = decltype(slot)::value, Live = decltype(live)::value;
+        __m256 run[V];
+        each_constant<V>([&](auto v) { run[v] = load8_f32(in + 8 * decltype(v)::value); });
+        each_constant<K>([&](auto t) {
+            if constexpr (decltype(t)::value >= Live) {
+                constexpr int S = (U + 1 + decltype(t)::value) % K;
+                each_constant<V>([&](auto v) {
+                    constexpr int L = decltype(v)::value;
+                    sum[S][L] = _mm256_add_ps(S == U ? zero : sum[S][L], run[L]);
+                });
+            }
+        });
+        if (store) {
+            constexpr int F = (U + 1) % K;
+            each_constant<V>([&](auto v) {
+                _mm256_storeu_ps(out + 8 * decltype(v)::value, sum[F][decltype(v)::value]);
+            });
+            out += out_gap;
+        }
+        in += in_gap;
+    };
+    // Runs 0 .. K - 2: run k is in windows 0 .. k, none of them whole yet.
+    each_constant<K - 1>([&](auto k) {
+        take(k, std::integral_constant<int, K - 1 - decltype(k)::value>{}, false);
+    });
+    // Then each run completes a window: run K - 1 + u is in slot (K - 1 + u) % K.
+    const std::integral_constant<int, 0> all;
+    index_t left = windows;
+    for (; left >= K; left -= K) {
+        each_constant<K>([&](auto u) {
+            take(std::integral_constant<int, (K - 1 + decltype(u)::value) % K>{}, all, true);
+        });
+    }
+    each_constant<K>([&](auto u) {
+        if (decltype(u)::value < left) {
+            take(std::integral_constant<int, (K - 1 + decltype(u)::value) % K>{}, all, true);
+        }
+    });
+}
+
+// The same for K = 2 to 8 runs, V vectors (1 or 2, 2 only up to K = 6) a column.
+template <class Src>
+inline void slide_windows(float* out, index_t out_gap, const Src* in, index_t in_gap,
+                          index_t windows, index_t taps, int vectors) {
+    auto slide = [&](auto k) {
+        constexpr int K = decltype(k)::value;
+        if constexpr (K <= 6) {
+            if (vectors == 2) {
+                slide_windows<K, 2>(out, out_gap, in, in_gap, windows);
+                return true;
+            }
+        }
+        slide_windows<K, 1>(out, out_gap, in, in_gap, windows);
+        return true;
+    };
+    with_constant<2, 8>(taps, slide);
 }
 
 // The same for k < 4.
