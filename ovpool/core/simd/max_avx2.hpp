@@ -264,10 +264,12 @@ inline void coded_taps16_window(std::int16_t* d, std::uint16_t* c, const std::in
 // rc + w * window_step) and writes d + w * n, c + w * n (the offsets and increments made once
 // for all of them; one window: the loop left out).
 template <bool Codes, int Taps, class Offset>
-OVPOOL_FORCE_INLINE inline index_t coded_taps16_count(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
-                                  const std::uint16_t* rc, index_t taps, Offset offset,
-                                  std::uint16_t place, index_t n, index_t windows = 1,
-                                  index_t window_step = 0) {
+OVPOOL_FORCE_INLINE inline index_t coded_taps16_count(std::int16_t* d, std::uint16_t* c,
+                                                      const std::int16_t* r,
+                                                      const std::uint16_t* rc, index_t taps,
+                                                      Offset offset, std::uint16_t place,
+                                                      index_t n, index_t windows = 1,
+                                                      index_t window_step = 0) {
     constexpr int most = Taps > 0 ? Taps : 1;
     index_t at[most];
     __m256i adds[most];
@@ -303,8 +305,8 @@ OVPOOL_FORCE_INLINE inline index_t coded_taps16_count(std::int16_t* d, std::uint
 // went 8.55M -> 9.37M instructions a call.)
 template <bool Codes, class Offset>
 OVPOOL_NOINLINE index_t coded_taps16(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
-                            const std::uint16_t* rc, index_t taps, Offset offset,
-                            std::uint16_t place, index_t n) {
+                                     const std::uint16_t* rc, index_t taps, Offset offset,
+                                     std::uint16_t place, index_t n) {
     if (n < 8) return 0;
     if (taps >= 2 && taps <= 8) {
         return with_constant<2, 8>(taps, [&](auto k) {
