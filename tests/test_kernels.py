@@ -1116,6 +1116,48 @@ def test_int_averages_sum_in_the_narrowest_accumulator_their_inputs_allow(monkey
                                           err_msg=f"{module.__name__} {call}")
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_int_rows_of_unit_step_windows_sum_in_place_in_the_narrowest_accumulator(
+        monkeypatch, dtype):
+    """int32 / int64 rows (one axis) of unit-step windows, which the passes sum where they lie
+    rather than the plane blocks or lanes (ranged_rows_in_place), bound each block of rows and
+    sum in int32, int64 or 128 bits accordingly: magnitudes on both sides of each switch for
+    two- and three-tap windows, rows of 50 (the adaptive 50 -> 49 windows too) and of 45 in a
+    call whose last block is part-full, with each group's extremes at its last element as well
+    as its first (the vector bound's overlapping last load), against the oracle, both builds."""
+    from reference import ref_adaptive_avg_pool, ref_avg_pool
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(59)
+    for taps in (2, 3):
+        tops = [9, (1 << 23) // taps, (1 << 23) // taps + 1, (1 << 31) // taps,
+                (1 << 31) // taps + 1, info.max]
+        if dtype == np.int64:
+            tops += [(1 << 63) // taps, (1 << 63) // taps + 1]
+        for shape in [(2, 1400, 50), (3, 301, 45)]:
+            x = _blocks_of_ranges(dtype, rng, shape, tops)
+            rows = x.reshape(-1, shape[-1])
+            for group, top in zip(np.array_split(np.arange(rows.shape[0]), len(tops)), tops):
+                rows[group[-1], -2:] = (-top, top)
+            x[-1, -1, :] = info.min
+            calls = [dict(kernel=(taps,), strides=1, rounding_type="ceil_torch"),
+                     dict(kernel=(taps,), strides=1, pads_begin=(1,), pads_end=(taps - 1,),
+                          exclude_pad=True)]
+            for call in calls:
+                want = ref_avg_pool(x, **call)
+                for module in _kernel_builds():
+                    _use_kernels(monkeypatch, module)
+                    np.testing.assert_array_equal(ovpool.avg_pool(x, **call), want,
+                                                  err_msg=f"{module.__name__} {shape} {call}")
+            if taps == 2:
+                want = ref_adaptive_avg_pool(x, (shape[-1] - 1,))
+                for module in _kernel_builds():
+                    _use_kernels(monkeypatch, module)
+                    np.testing.assert_array_equal(
+                        ovpool.adaptive_avg_pool(x, (shape[-1] - 1,)), want,
+                        err_msg=f"{module.__name__} {shape} adaptive")
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_byte_averages_divide_in_float32_up_to_sums_of_2_23(monkeypatch, dtype):
     """int8 / uint8 averages whose sums stay below 2^23 divide in float32: windows just

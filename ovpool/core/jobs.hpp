@@ -105,9 +105,13 @@ class AvgJob {
         // int32 planes the blocks suit go there even when their windows are adaptive ones
         // (which the lanes take for other types): the blocks sum in int32 when the inputs'
         // range allows, the lanes in int64, half the lanes per vector (2x2621x50 k2 s1: 0.29
-        // -> 0.13 ms on one thread; adaptive 8x17x28x25 -> 35x54: 0.26 -> 0.15 ms).
-        bool blocks = AvgBlocks<S>::suits(g_, planes);
-        if (!(ranged_average<S>::value && blocks) && AvgLanes<S>::suits(g_, planes)) {
+        // -> 0.13 ms on one thread; adaptive 8x17x28x25 -> 35x54: 0.26 -> 0.15 ms). int32 /
+        // int64 rows of unit-step windows take neither: the passes sum them in place, in int32
+        // when the inputs' range allows (ranged_rows_in_place; 2x2621x50 k2 s1: 2.04M ->
+        // 1.23M instructions a call).
+        const bool rows = ranged_average<S>::value && ranged_rows_in_place(g_);
+        bool blocks = !rows && AvgBlocks<S>::suits(g_, planes);
+        if (!rows && !(ranged_average<S>::value && blocks) && AvgLanes<S>::suits(g_, planes)) {
             mode_ = Mode::lanes;
             lanes_.reset(new AvgLanes<S>(x, out, planes, g_, divisors_, workers));
             items_ = lanes_->items();

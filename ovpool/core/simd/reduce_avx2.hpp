@@ -11,6 +11,7 @@
 #ifndef OVPOOL_CORE_SIMD_REDUCE_AVX2_HPP
 #define OVPOOL_CORE_SIMD_REDUCE_AVX2_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -305,6 +306,74 @@ inline long long sum_bytes(const S* x, index_t n) {
                                        _mm256_extracti128_si256(total, 1));
     const long long sum = _mm_cvtsi128_si64(_mm_add_epi64(half, _mm_unpackhi_epi64(half, half)));
     return std::is_signed<S>::value ? sum - 128 * static_cast<long long>(n) : sum;
+}
+
+// A bound on |x[i]| for i < n (n >= 8), for the narrower sums of int32 / int64 averages
+// (avg_ranged.hpp's magnitude_bound): four vectors a step, one instruction per vector and
+// accumulator (the loop gcc made of the portable OR reduction took about eight an int32
+// vector). int32: one more than the larger of the largest element and ~(the smallest), the
+// elements' largest magnitude or one more. int64 (no 64-bit shift or minimum in AVX2): one
+// more than the OR of x ^ sign(x), as the portable loop. The last vector overlaps the one
+// before when n is not a multiple of the width (an element seen twice changes no bound).
+template <class S>
+inline std::uint64_t magnitude_bound(const S* x, index_t n) {
+    constexpr index_t W = 32 / sizeof(S);
+    auto at = [&](index_t i) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)); };
+    if constexpr (sizeof(S) == 4) {
+        __m256i hi0 = at(0), lo0 = hi0, hi1 = hi0, lo1 = hi0;
+        index_t i = 0;
+        for (; i + 4 * W <= n; i += 4 * W) {
+            hi0 = _mm256_max_epi32(hi0, at(i));
+            lo0 = _mm256_min_epi32(lo0, at(i));
+            hi1 = _mm256_max_epi32(hi1, at(i + W));
+            lo1 = _mm256_min_epi32(lo1, at(i + W));
+            hi0 = _mm256_max_epi32(hi0, at(i + 2 * W));
+            lo0 = _mm256_min_epi32(lo0, at(i + 2 * W));
+            hi1 = _mm256_max_epi32(hi1, at(i + 3 * W));
+            lo1 = _mm256_min_epi32(lo1, at(i + 3 * W));
+        }
+        for (;; i += W) {
+            if (i + W > n) i = n - W;
+            hi0 = _mm256_max_epi32(hi0, at(i));
+            lo0 = _mm256_min_epi32(lo0, at(i));
+            if (i + W >= n) break;
+        }
+        __m256i hi = _mm256_max_epi32(hi0, hi1), lo = _mm256_min_epi32(lo0, lo1);
+        __m128i h = _mm_max_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1));
+        __m128i l = _mm_min_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1));
+        h = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0x4e));
+        l = _mm_min_epi32(l, _mm_shuffle_epi32(l, 0x4e));
+        h = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0xb1));
+        l = _mm_min_epi32(l, _mm_shuffle_epi32(l, 0xb1));
+        const long long largest = _mm_cvtsi128_si32(h), smallest = _mm_cvtsi128_si32(l);
+        return static_cast<std::uint64_t>(std::max(largest, ~smallest)) + 1;
+    } else {
+        static_assert(sizeof(S) == 8, "int32 or int64 elements");
+        const __m256i zero = _mm256_setzero_si256();
+        // (x ^ sign(x): sign(x) all ones exactly where 0 > x)
+        auto folded = [&](index_t i) {
+            const __m256i v = at(i);
+            return _mm256_xor_si256(v, _mm256_cmpgt_epi64(zero, v));
+        };
+        __m256i b0 = zero, b1 = zero, b2 = zero, b3 = zero;
+        index_t i = 0;
+        for (; i + 4 * W <= n; i += 4 * W) {
+            b0 = _mm256_or_si256(b0, folded(i));
+            b1 = _mm256_or_si256(b1, folded(i + W));
+            b2 = _mm256_or_si256(b2, folded(i + 2 * W));
+            b3 = _mm256_or_si256(b3, folded(i + 3 * W));
+        }
+        for (;; i += W) {
+            if (i + W > n) i = n - W;
+            b0 = _mm256_or_si256(b0, folded(i));
+            if (i + W >= n) break;
+        }
+        const __m256i b = _mm256_or_si256(_mm256_or_si256(b0, b1), _mm256_or_si256(b2, b3));
+        const __m128i h = _mm_or_si128(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+        const std::uint64_t bits = static_cast<std::uint64_t>(
+            _mm_cvtsi128_si64(_mm_or_si128(h, _mm_unpackhi_epi64(h, h))));
+        return bits + 1;
+    }
 }
 
 }  // namespace simd
