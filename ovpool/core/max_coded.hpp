@@ -1147,6 +1147,71 @@ void coded_last_pass(const Src* x, A* d, U* c, A* run_values, U* run_codes, inde
     }
 }
 
+// Whether coded_column_pass computes the strided windows of v over rows of `inner` entries
+// of type A as runs of every stride-1 window (see there) rather than window by window.
+template <class A>
+inline bool coded_short_strided(const AxisTable& v, index_t inner) {
+    constexpr index_t lanes = 32 / static_cast<index_t>(sizeof(A));
+    const index_t strided_span = v.hi > v.lo ? (v.hi - v.lo - 1) * v.step + 1 : 0;
+    const index_t row_steps = sizeof(A) <= 2 && inner < lanes ? 2 : (inner + lanes - 1) / lanes;
+    const bool rows_cheaper =
+        inner >= 8 && (v.hi - v.lo) * row_steps * lanes <= strided_span * inner;
+    return v.hi > v.lo && v.step != 1 && v.taps > 1 &&
+           inner < coded_short_run / static_cast<index_t>(sizeof(A)) && !rows_cheaper;
+}
+
+#if OVPOOL_CORE_HAVE_AVX2
+// Whether coded_narrow_windows16 takes the pass over v of 16-bit keys, rows of `inner` of
+// which the first `narrow` are kept: strided windows of 2 to 8 taps that coded_column_pass
+// would read window by window.
+inline bool coded_narrows(const AxisTable& v, index_t inner, index_t narrow) {
+    return narrow >= 8 && narrow < inner && v.hi > v.lo && v.step != 1 && v.taps >= 2 &&
+           v.taps <= 8 && !coded_short_strided<std::int16_t>(v, inner);
+}
+
+// coded_column_pass for 16-bit keys (coded_narrows) with only the first `narrow` entries of
+// each row of `inner` kept, into dst (outer, out_len, narrow): the outputs of a last-axis pass
+// whose rows are wider than its outputs (at its pitch), so that later passes and the outputs
+// read rows at the output's pitch (bfloat16 rows of 33 keys, 32 outputs: three vector steps
+// a row become two, and the outputs one run a block instead of one a row). The interior
+// windows by coded_windows16 and the edges by coded_taps16, as coded_column_pass takes them
+// (apart from it, so that its own code stays as it was).
+template <class A, class U>
+OVPOOL_NOINLINE void coded_narrow_windows16(const A* src, const U* src_code, A* dst,
+                                            U* dst_code, index_t outer, index_t inner,
+                                            index_t narrow, const AxisTable& v, index_t place,
+                                            A empty_value) {
+    const index_t gap = v.dil * inner;
+    for (index_t o = 0; o < outer; ++o) {
+        const A* block = src + o * v.length * inner;
+        const U* block_code = src_code + o * v.length * inner;
+        A* out = dst + o * v.out_len * narrow;
+        U* out_code = dst_code + o * v.out_len * narrow;
+        for (index_t j = 0; j < v.out_len; ++j) {
+            if (j == v.lo) {
+                simd::coded_windows16(out + j * narrow, out_code + j * narrow,
+                                      block + v.begin[j] * inner, block_code + v.begin[j] * inner,
+                                      v.hi - j, v.step * inner, v.taps, gap,
+                                      static_cast<U>(place), narrow);
+                j = v.hi - 1;
+                continue;
+            }
+            // (Edge windows: as coded_window takes 16-bit keys, empty ones filled, the others
+            // by coded_taps16, whose 1-tap windows are copies.)
+            if (v.count[j] == 0) {
+                std::fill(out + j * narrow, out + (j + 1) * narrow, empty_value);
+                std::fill(out_code + j * narrow, out_code + (j + 1) * narrow, U{0});
+                continue;
+            }
+            auto offset = [gap](index_t t) { return t * gap; };
+            simd::coded_taps16<true>(out + j * narrow, out_code + j * narrow,
+                                     block + v.begin[j] * inner, block_code + v.begin[j] * inner,
+                                     v.count[j], offset, static_cast<U>(place), narrow);
+        }
+    }
+}
+#endif
+
 // The pass over axis a < n-1: src viewed as (outer, length, inner) into dst (outer, out_len,
 // inner), codes gaining t * place at tap t.
 template <class A, class U>
@@ -1171,12 +1236,7 @@ void coded_column_pass(const A* src, const U* src_code, A* dst, U* dst_code, A* 
     // of six taps three apart: the run computed three windows for each one kept).
     constexpr index_t lanes = 32 / static_cast<index_t>(sizeof(A));
     const index_t strided_span = v.hi > v.lo ? (v.hi - v.lo - 1) * v.step + 1 : 0;
-    const index_t row_steps = sizeof(A) <= 2 && inner < lanes ? 2 : (inner + lanes - 1) / lanes;
-    const bool rows_cheaper =
-        inner >= 8 && (v.hi - v.lo) * row_steps * lanes <= strided_span * inner;
-    const bool short_strided = v.hi > v.lo && v.step != 1 && v.taps > 1 &&
-                               inner < coded_short_run / static_cast<index_t>(sizeof(A)) &&
-                               !rows_cheaper;
+    const bool short_strided = coded_short_strided<A>(v, inner);
     const index_t span = short_strided ? strided_span : 0;
     const bool one_run =
         short_strided && outer > 1 &&
@@ -1506,7 +1566,7 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
     typedef tap_code_t<A> U;
     const index_t n = g.naxes;
     AxisTable h = axis_table(g, n - 1);
-    const index_t pitch = plan.pitch;
+    index_t pitch = plan.pitch;  // (rows of the passes' results; see coded_column_pass)
     A* d = values + plan.run;
     U* c = codes + plan.run;
     index_t rows = count * (g.in_plane / h.length);
@@ -1534,9 +1594,25 @@ void max_planes_coded(const Src* x, S* out, index_t first, index_t count, const 
             if (a == 0 && values_out) next = out;
         }
         U* next_code = c == codes + plan.run ? c + plan.buffer : codes + plan.run;
-        coded_column_pass(static_cast<const A*>(d), static_cast<const U*>(c), next, next_code,
-                          values, codes, rows, inner, v, plan.radix[a], empty_value,
-                          plan.run);
+        bool narrowed = false;
+#if OVPOOL_CORE_HAVE_AVX2
+        if constexpr (keyed) {
+            // (The first of these passes may leave the last pass's rows at the output's
+            // pitch.)
+            if (a == n - 2 && coded_narrows(v, inner, h.out_len)) {
+                coded_narrow_windows16(static_cast<const A*>(d), static_cast<const U*>(c), next,
+                                       next_code, rows, inner, h.out_len, v, plan.radix[a],
+                                       empty_value);
+                narrowed = true;
+                pitch = inner = h.out_len;
+            }
+        }
+#endif
+        if (!narrowed) {
+            coded_column_pass(static_cast<const A*>(d), static_cast<const U*>(c), next,
+                              next_code, values, codes, rows, inner, v, plan.radix[a],
+                              empty_value, plan.run);
+        }
         d = next;
         c = next_code;
         inner *= v.out_len;

@@ -317,16 +317,149 @@ OVPOOL_NOINLINE index_t coded_taps16(std::int16_t* d, std::uint16_t* c, const st
     return coded_taps16_count<Codes, 0>(d, c, r, rc, taps, offset, place, n);
 }
 
+// Strided windows whose taps span two or more strides, for coded_windows16: windows
+// 0 .. windows-1, window w's taps r + (w * Step + t) * gap (codes the same in rc), t below
+// Groups * Step + rest, into d + w * n, c + w * n, the n entries from i on (one vector V).
+// Each window's taps form Groups groups of Step (each group's first maximum, its codes
+// counted from its first tap, made once and used by the Groups windows that hold it)
+// combined in order, then its last `rest` taps one by one. Every combine takes an earlier
+// range first, so each window gets the tap-by-tap winner and code (see coded_shared_windows
+// below); (Groups - 1) * (Step - 1) fewer combines a window (bfloat16 rows of 33 keys,
+// windows of six taps three apart: 5 -> 3).
+template <int Step, int Groups, class V>
+inline void coded_stride_groups16_at(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
+                                     const std::uint16_t* rc, index_t windows, index_t gap,
+                                     index_t rest, std::uint16_t place, index_t n, index_t i) {
+    constexpr bool wide = sizeof(V) == 32;
+    auto load = [](const void* p) -> V {
+        if constexpr (wide) {
+            return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+        } else {
+            return _mm_loadu_si128(static_cast<const __m128i*>(p));
+        }
+    };
+    auto store = [](void* p, V v) {
+        if constexpr (wide) {
+            _mm256_storeu_si256(static_cast<__m256i*>(p), v);
+        } else {
+            _mm_storeu_si128(static_cast<__m128i*>(p), v);
+        }
+    };
+    auto splat = [](index_t t, std::uint16_t place) -> V {
+        const short k = static_cast<short>(
+            static_cast<std::uint16_t>(static_cast<std::uint32_t>(t) * place));
+        if constexpr (wide) {
+            return _mm256_set1_epi16(k);
+        } else {
+            return _mm_set1_epi16(k);
+        }
+    };
+    // (Later entry `value` with code `candidate` replaces best / code where larger.)
+    auto combine = [](V& best, V& code, V value, V candidate) {
+        if constexpr (wide) {
+            const __m256i better = _mm256_cmpgt_epi16(value, best);
+            best = _mm256_max_epi16(best, value);
+            code = _mm256_blendv_epi8(code, candidate, better);
+        } else {
+            const __m128i better = _mm_cmpgt_epi16(value, best);
+            best = _mm_max_epi16(best, value);
+            code = _mm_blendv_epi8(code, candidate, better);
+        }
+    };
+    auto add = [](V a, V b) -> V {
+        if constexpr (wide) {
+            return _mm256_add_epi16(a, b);
+        } else {
+            return _mm_add_epi16(a, b);
+        }
+    };
+    V row_add[Step], group_add[Groups];
+    for (int t = 0; t < Step; ++t) row_add[t] = splat(t, place);
+    for (int q = 0; q < Groups; ++q) group_add[q] = splat(q * Step, place);
+    // Group m: rows m * Step .. m * Step + Step - 1.
+    auto group = [&](index_t m, V& best, V& code) {
+        const index_t at = m * Step * gap + i;
+        best = load(r + at);
+        code = load(rc + at);
+        for (int t = 1; t < Step; ++t) {
+            combine(best, code, load(r + at + t * gap),
+                    add(load(rc + at + t * gap), row_add[t]));
+        }
+    };
+    V values[Groups], codes[Groups];
+    for (int q = 0; q + 1 < Groups; ++q) group(q, values[q], codes[q]);
+    for (index_t w = 0; w < windows; ++w) {
+        group(w + Groups - 1, values[Groups - 1], codes[Groups - 1]);
+        V best = values[0], code = codes[0];
+        for (int q = 1; q < Groups; ++q) combine(best, code, values[q], add(codes[q], group_add[q]));
+        for (index_t t = 0; t < rest; ++t) {
+            const index_t at = ((w + Groups) * Step + t) * gap + i;
+            combine(best, code, load(r + at),
+                    add(load(rc + at), splat(Groups * Step + t, place)));
+        }
+        store(d + w * n + i, best);
+        store(c + w * n + i, code);
+        for (int q = 0; q + 1 < Groups; ++q) {
+            values[q] = values[q + 1];
+            codes[q] = codes[q + 1];
+        }
+    }
+}
+
+// coded_stride_groups16_at over the n >= 8 entries of each window (the last vector
+// overlapping the one before).
+template <int Step, int Groups>
+inline void coded_stride_groups16(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
+                                  const std::uint16_t* rc, index_t windows, index_t gap,
+                                  index_t rest, std::uint16_t place, index_t n) {
+    auto at = [&](auto vector, index_t i) {
+        coded_stride_groups16_at<Step, Groups, decltype(vector)>(d, c, r, rc, windows, gap,
+                                                                 rest, place, n, i);
+    };
+    if (n < 16) {
+        at(__m128i{}, 0);
+        at(__m128i{}, n - 8);
+        return;
+    }
+    index_t i = 0;
+    for (; i + 16 <= n; i += 16) at(__m256i{}, i);
+    if (i < n) at(__m256i{}, n - 16);
+}
+
 // coded_taps16 with codes for `windows` windows of n >= 8 entries and 2 to 8 taps `gap`
 // apart (returns false, doing nothing, otherwise): window w reads r + w * window_step (codes
 // rc + w * window_step) and writes d + w * n, c + w * n. One call for a pass's strided
 // windows over rows of eight keys or more, whose offsets and code increments are then made
 // once rather than once a window (float16 rows of 19 keys, windows of six taps two apart:
 // about 150 instructions a window went on that set-up and the calls, against 80 on the taps).
+// Windows a multiple of `gap` apart whose taps span two or more of those steps share their
+// steps' combines (coded_stride_groups16).
 inline bool coded_windows16(std::int16_t* d, std::uint16_t* c, const std::int16_t* r,
                             const std::uint16_t* rc, index_t windows, index_t window_step,
                             index_t taps, index_t gap, std::uint16_t place, index_t n) {
     if (n < 8 || taps < 2 || taps > 8) return false;
+    if (gap > 0 && window_step % gap == 0) {
+        // (Steps and groups in taps, `gap` apart. Groups of two taps, two groups a window:
+        // one combine fewer a window, not worth the groups' set-up.)
+        const index_t step = window_step / gap, groups = step > 0 ? taps / step : 0;
+        const index_t rest = groups > 0 ? taps - groups * step : 0;
+        if (step == 2 && groups == 3) {
+            coded_stride_groups16<2, 3>(d, c, r, rc, windows, gap, rest, place, n);
+            return true;
+        }
+        if (step == 2 && groups == 4) {
+            coded_stride_groups16<2, 4>(d, c, r, rc, windows, gap, rest, place, n);
+            return true;
+        }
+        if (step == 3 && groups == 2) {
+            coded_stride_groups16<3, 2>(d, c, r, rc, windows, gap, rest, place, n);
+            return true;
+        }
+        if (step == 4 && groups == 2) {
+            coded_stride_groups16<4, 2>(d, c, r, rc, windows, gap, rest, place, n);
+            return true;
+        }
+    }
     auto offset = [gap](index_t t) { return t * gap; };
     with_constant<2, 8>(taps, [&](auto k) {
         return coded_taps16_count<true, decltype(k)::value>(d, c, r, rc, taps, offset, place, n,
@@ -978,7 +1111,46 @@ inline bool coded_edge_picks16(const std::uint16_t* x, const HalfKeys16* key_of,
     }
     const __m128i step = _mm_set1_epi16(static_cast<short>(place));
     const std::uint16_t* row = x + from;
-    for (index_t o = 0; o < rows; ++o, row += width) {
+    index_t o = 0;
+    {
+        // Two rows to a 256-bit vector (row o in the low half, o + 1 in the high), the same
+        // shuffles in both halves: half the shuffles and combines a row (bfloat16 rows of
+        // 33, three and two edge windows of two taps: about 26 instructions a row and side
+        // one row at a time). Rows are at least eight entries apart (pitch >= 8), so a
+        // pair's two loads and stores of eight entries do not overlap.
+        __m256i mask2[most_taps];
+        for (index_t t = 0; t < taps; ++t) mask2[t] = _mm256_broadcastsi128_si256(mask[t]);
+        const __m256i group2 = _mm256_broadcastsi128_si256(group);
+        const __m256i step2 = _mm256_broadcastsi128_si256(step);
+        auto two = [](const void* low, const void* high) {
+            return _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(low))),
+                _mm_loadu_si128(static_cast<const __m128i*>(high)), 1);
+        };
+        auto put = [](void* low, void* high, __m256i v) {
+            _mm_storeu_si128(static_cast<__m128i*>(low), _mm256_castsi256_si128(v));
+            _mm_storeu_si128(static_cast<__m128i*>(high), _mm256_extracti128_si256(v, 1));
+        };
+        for (; o + 2 <= rows; o += 2, row += 2 * width) {
+            __m256i v = two(row, row + width);
+            if (key_of != nullptr) v = key_of->of(v);
+            __m256i best = _mm256_shuffle_epi8(v, mask2[0]), code = _mm256_setzero_si256();
+            __m256i add = code;
+            for (index_t t = 1; t < taps; ++t) {
+                const __m256i value = _mm256_shuffle_epi8(v, mask2[t]);
+                add = _mm256_add_epi16(add, step2);
+                const __m256i better = _mm256_cmpgt_epi16(value, best);
+                best = _mm256_max_epi16(best, value);
+                code = _mm256_blendv_epi8(code, add, better);
+            }
+            std::int16_t* to = d + o * pitch + at;
+            std::uint16_t* to_code = c + o * pitch + at;
+            put(to, to + pitch, _mm256_blendv_epi8(two(to, to + pitch), best, group2));
+            put(to_code, to_code + pitch,
+                _mm256_blendv_epi8(two(to_code, to_code + pitch), code, group2));
+        }
+    }
+    for (; o < rows; ++o, row += width) {
         __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row));
         if (key_of != nullptr) v = key_of->of(v);
         __m128i best = _mm_shuffle_epi8(v, mask[0]), code = _mm_setzero_si128(), add = code;
