@@ -392,3 +392,22 @@ def test_int16_block_windows_summed_sliding_match_the_oracle(monkeypatch, dtype,
         np.testing.assert_array_equal(g, want, err_msg=f"exclude_pad={e}")
     if _avx2_build() is not None:
         _assert_builds_agree_bitwise(monkeypatch, pool)
+
+
+# int16 blocks of sixteen planes go into the lanes 32 elements of each plane a tile (AVX2; the
+# last tile overlapping the one before), planes shorter than 32 in tiles of eight: planes of
+# no rest, rests of 3, 8, 13, 16 and 17, and planes shorter than one tile of 32, with their
+# sums over windows at both edges. 33 planes: two full blocks and one of a single plane.
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("n", [8, 13, 32, 35, 40, 45, 48, 49, 64])
+def test_int16_block_planes_of_every_rest_match_the_oracle(dtype, n):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(89 + n)
+    x = rng.integers(info.min, info.max, endpoint=True, size=(1, 33, n)).astype(dtype)
+    x[0, 3] = info.max
+    x[0, 4] = info.min
+    for exclude_pad in (True, False):
+        args = ((3,), (1,), (1,), (1,), (1,))
+        np.testing.assert_array_equal(ovpool.avg_pool(x, *args, exclude_pad=exclude_pad),
+                                      ref_avg_pool(x, *args, exclude_pad=exclude_pad),
+                                      err_msg=f"exclude_pad={exclude_pad}")

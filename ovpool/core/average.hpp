@@ -984,6 +984,29 @@ void sum_last_axis(const Src* src, A* dst, const Geometry& g, index_t axis, inde
     if (dense) sum_strided_windows(src, dst, w, outer);
 }
 
+#if OVPOOL_CORE_HAVE_AVX2
+// The float and int16 plane blocks' lanes (inner 16): windows of R taps of one vector each,
+// their count a constant (simd::sum_runs16). The tables and sizes come in by value: read
+// through a lambda's captures they were loaded again for every window, as the vector stores
+// may alias anything (int8 1x3404x77 k4 s3 d2: 25 instructions a window, 12 without).
+// column_runs16: window j of each of `outer` rows (an edge column).
+template <int R, class Src, class A>
+OVPOOL_FORCE_INLINE inline void column_runs16(A* d, index_t d_pitch, const Src* x,
+                                              index_t x_pitch, index_t gap, index_t outer) {
+    for (index_t o = 0; o < outer; ++o) simd::sum_runs16<R>(d + o * d_pitch, x + o * x_pitch, gap);
+}
+// full_runs16: the full windows lo .. hi - 1 of each of `outer` rows.
+template <int R, class Src, class A>
+inline void full_runs16(A* dst, index_t out_len, const Src* src, index_t length,
+                        const index_t* begin, index_t lo, index_t hi, index_t gap, index_t outer) {
+    for (index_t o = 0; o < outer; ++o) {
+        A* d = dst + o * out_len * 16;
+        const Src* x = src + o * length * 16;
+        for (index_t j = lo; j < hi; ++j) simd::sum_runs16<R>(d + j * 16, x + begin[j] * 16, gap);
+    }
+}
+#endif
+
 // One separable sum pass over `axis`, for `planes` consecutive planes at once (a pass over
 // one plane views it as (outer, length, inner), and consecutive planes' data, input and
 // intermediates alike, follow each other: so `planes` planes are one with planes * outer
@@ -1029,12 +1052,10 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
             if (inner != 16) return false;
             A* d = dst + j * inner;
             const Src* x = src + w.begin[j] * inner;
+            const index_t d_pitch = w.out_len * inner, x_pitch = w.length * inner,
+                          gap = w.dil * inner;
             auto column = [&](auto taps) {
-                constexpr int R = decltype(taps)::value;
-                for (index_t o = 0; o < outer; ++o) {
-                    simd::sum_runs16<R>(d + o * w.out_len * inner, x + o * w.length * inner,
-                                        w.dil * inner);
-                }
+                column_runs16<decltype(taps)::value>(d, d_pitch, x, x_pitch, gap, outer);
                 return true;
             };
             return with_constant<1, 8>(w.count[j], column);
@@ -1075,16 +1096,11 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
             // a column of windows (one j, every row) at a time with its count picked once
             // (float16 8x60x27x20 k5,7 d1,2 p1,5/0,2: 12 of each row's 15 windows are edges).
             // The same sums as sum_short_rows.
+            const index_t d_pitch = w.out_len * inner, x_pitch = w.length * inner,
+                          gap = w.dil * inner;
             auto full = [&](auto taps) {
-                constexpr int R = decltype(taps)::value;
-                for (index_t o = 0; o < outer; ++o) {
-                    A* d = dst + o * w.out_len * inner;
-                    const Src* x = src + o * w.length * inner;
-                    for (index_t j = w.lo; j < w.hi; ++j) {
-                        simd::sum_runs16<R>(d + j * inner, x + w.begin[j] * inner,
-                                            w.dil * inner);
-                    }
-                }
+                full_runs16<decltype(taps)::value>(dst, w.out_len, src, w.length, w.begin, w.lo,
+                                                   w.hi, gap, outer);
                 return true;
             };
             if (inner == 16 && w.hi - w.lo >= 2 && with_constant<1, 8>(w.taps, full)) {
@@ -1094,11 +1110,7 @@ void sum_pass_shaped(const Src* src, A* dst, const Geometry& g, index_t axis, in
                     A* d = dst + j * inner;
                     const Src* x = src + w.begin[j] * inner;
                     auto column = [&](auto taps) {
-                        constexpr int R = decltype(taps)::value;
-                        for (index_t o = 0; o < outer; ++o) {
-                            simd::sum_runs16<R>(d + o * w.out_len * inner,
-                                                x + o * w.length * inner, w.dil * inner);
-                        }
+                        column_runs16<decltype(taps)::value>(d, d_pitch, x, x_pitch, gap, outer);
                         return true;
                     };
                     if (with_constant<1, 8>(w.count[j], column)) continue;
