@@ -188,6 +188,25 @@ inline void coded_taps8(float* d, std::uint32_t* c, const float* r, const std::u
     }
 }
 
+// A 256-bit (V = __m256i) or 128-bit (V = __m128i) unaligned load or store.
+template <class V>
+inline V load_bytes(const void* at) {
+    if constexpr (sizeof(V) == 32) {
+        return _mm256_loadu_si256(static_cast<const __m256i*>(at));
+    } else {
+        return _mm_loadu_si128(static_cast<const __m128i*>(at));
+    }
+}
+
+template <class V>
+inline void store_bytes(void* at, V v) {
+    if constexpr (sizeof(V) == 32) {
+        _mm256_storeu_si256(static_cast<__m256i*>(at), v);
+    } else {
+        _mm_storeu_si128(static_cast<__m128i*>(at), v);
+    }
+}
+
 // Sixteen (V = __m256i) or eight (V = __m128i) entries of coded_taps16 from entry i on.
 // Taps > 0: the tap count as a constant (the loop unrolled), tap t's offset at[t] and code
 // increment adds[t] made once by the caller rather than again for every group of entries;
@@ -198,20 +217,8 @@ inline void coded_taps16_at(std::int16_t* d, std::uint16_t* c, const std::int16_
                             std::uint16_t place, index_t i, const index_t* at = nullptr,
                             const V* adds = nullptr) {
     constexpr bool wide = sizeof(V) == 32;
-    auto load = [](const void* p) -> V {
-        if constexpr (wide) {
-            return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-        } else {
-            return _mm_loadu_si128(static_cast<const __m128i*>(p));
-        }
-    };
-    auto store = [](void* p, V v) {
-        if constexpr (wide) {
-            _mm256_storeu_si256(static_cast<__m256i*>(p), v);
-        } else {
-            _mm_storeu_si128(static_cast<__m128i*>(p), v);
-        }
-    };
+    auto load = [](const void* p) { return load_bytes<V>(p); };
+    auto store = [](void* p, V v) { store_bytes(p, v); };
     V best = load(r + i);
     V code = Codes ? load(rc + i) : V{};  // (V{}: zeros)
     const index_t count = Taps > 0 ? Taps : taps;
@@ -331,20 +338,8 @@ inline void coded_stride_groups16_at(std::int16_t* d, std::uint16_t* c, const st
                                      const std::uint16_t* rc, index_t windows, index_t gap,
                                      index_t rest, std::uint16_t place, index_t n, index_t i) {
     constexpr bool wide = sizeof(V) == 32;
-    auto load = [](const void* p) -> V {
-        if constexpr (wide) {
-            return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-        } else {
-            return _mm_loadu_si128(static_cast<const __m128i*>(p));
-        }
-    };
-    auto store = [](void* p, V v) {
-        if constexpr (wide) {
-            _mm256_storeu_si256(static_cast<__m256i*>(p), v);
-        } else {
-            _mm_storeu_si128(static_cast<__m128i*>(p), v);
-        }
-    };
+    auto load = [](const void* p) { return load_bytes<V>(p); };
+    auto store = [](void* p, V v) { store_bytes(p, v); };
     auto splat = [](index_t t, std::uint16_t place) -> V {
         const short k = static_cast<short>(
             static_cast<std::uint16_t>(static_cast<std::uint32_t>(t) * place));
@@ -1462,24 +1457,6 @@ inline __m256i max_bytes(__m256i a, __m256i b) {
 template <class T>
 inline __m128i max_bytes(__m128i a, __m128i b) {
     return std::is_signed<T>::value ? _mm_max_epi8(a, b) : _mm_max_epu8(a, b);
-}
-
-template <class V>
-inline V load_bytes(const void* at) {
-    if constexpr (sizeof(V) == 32) {
-        return _mm256_loadu_si256(static_cast<const __m256i*>(at));
-    } else {
-        return _mm_loadu_si128(static_cast<const __m128i*>(at));
-    }
-}
-
-template <class V>
-inline void store_bytes(void* at, V v) {
-    if constexpr (sizeof(V) == 32) {
-        _mm256_storeu_si256(static_cast<__m256i*>(at), v);
-    } else {
-        _mm_storeu_si128(static_cast<__m128i*>(at), v);
-    }
 }
 
 // Picks of 1-byte entries at irregular positions, sixteen at a time by byte shuffles
