@@ -438,20 +438,18 @@ inline bool coded_windows16(std::int16_t* d, std::uint16_t* c, const std::int16_
         // one combine fewer a window, not worth the groups' set-up.)
         const index_t step = window_step / gap, groups = step > 0 ? taps / step : 0;
         const index_t rest = groups > 0 ? taps - groups * step : 0;
-        if (step == 2 && groups == 3) {
-            coded_stride_groups16<2, 3>(d, c, r, rc, windows, gap, rest, place, n);
+        // (The shapes with a constant instance: steps of 2 in 3 or 4 groups, of 3 or 4 in 2.)
+        auto shared = [&](auto s, auto g) {
+            constexpr int Step = decltype(s)::value, Groups = decltype(g)::value;
+            if (step != Step || groups != Groups) return false;
+            coded_stride_groups16<Step, Groups>(d, c, r, rc, windows, gap, rest, place, n);
             return true;
-        }
-        if (step == 2 && groups == 4) {
-            coded_stride_groups16<2, 4>(d, c, r, rc, windows, gap, rest, place, n);
-            return true;
-        }
-        if (step == 3 && groups == 2) {
-            coded_stride_groups16<3, 2>(d, c, r, rc, windows, gap, rest, place, n);
-            return true;
-        }
-        if (step == 4 && groups == 2) {
-            coded_stride_groups16<4, 2>(d, c, r, rc, windows, gap, rest, place, n);
+        };
+        typedef std::integral_constant<int, 2> two;
+        if (shared(two{}, std::integral_constant<int, 3>{}) ||
+            shared(two{}, std::integral_constant<int, 4>{}) ||
+            shared(std::integral_constant<int, 3>{}, two{}) ||
+            shared(std::integral_constant<int, 4>{}, two{})) {
             return true;
         }
     }
